@@ -1,0 +1,7 @@
+//! The binary: argument parsing and rendering only.
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> i32 {
+    eprintln!("routex: not yet implemented");
+    2
+}

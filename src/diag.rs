@@ -1,0 +1,355 @@
+//! The one diagnostic model under every renderer (human, json, github, sarif).
+//!
+//! Lowest layer: syntax, check and config produce these values; the CLI renders
+//! them. Nothing here knows about pest, JSON or the terminal.
+
+use serde::Serialize;
+
+/// A byte range into one source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub const fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+
+    /// Shifts a span that was computed on a slice starting at `offset`.
+    pub const fn offset(self, offset: usize) -> Self {
+        Span::new(self.start + offset, self.end + offset)
+    }
+
+    /// The smallest span covering both.
+    pub fn join(self, other: Span) -> Self {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Every diagnostic code. The first block are stargate's codes (same
+/// conditions, same precedence); the rest are routex's own. Codes are part of
+/// the contract: add, never rename. Each one is listed in docs/diagnostics.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Code {
+    // --- stargate expression codes ---
+    MalformedExpression,
+    UnknownMethod,
+    Unavailable,
+    UnknownParameter,
+    NotApplicable,
+    InvalidValue,
+    InertValue,
+    InertCombination,
+    // --- routex: route files ---
+    SyntaxError,
+    DuplicateDefault,
+    DuplicateModel,
+    DuplicateAllow,
+    DefaultWithArguments,
+    // --- routex: lb-config.json ---
+    InvalidJson,
+    UnknownField,
+    UnsupportedField,
+    InvalidType,
+    MissingField,
+    RequestAlgorithmMismatch,
+    DuplicateRequestAlgorithm,
+    IgnoredRequestAlgorithms,
+    // --- routex: warnings ---
+    DeprecatedAlias,
+    NoQueueSlo,
+    FloorAboveCeil,
+    IncompleteQueueSlo,
+    NormalisedValue,
+    // --- routex: output form ---
+    NotRepresentableInHeader,
+}
+
+impl Code {
+    pub const ALL: &'static [Code] = &[
+        Code::MalformedExpression,
+        Code::UnknownMethod,
+        Code::Unavailable,
+        Code::UnknownParameter,
+        Code::NotApplicable,
+        Code::InvalidValue,
+        Code::InertValue,
+        Code::InertCombination,
+        Code::SyntaxError,
+        Code::DuplicateDefault,
+        Code::DuplicateModel,
+        Code::DuplicateAllow,
+        Code::DefaultWithArguments,
+        Code::InvalidJson,
+        Code::UnknownField,
+        Code::UnsupportedField,
+        Code::InvalidType,
+        Code::MissingField,
+        Code::RequestAlgorithmMismatch,
+        Code::DuplicateRequestAlgorithm,
+        Code::IgnoredRequestAlgorithms,
+        Code::DeprecatedAlias,
+        Code::NoQueueSlo,
+        Code::FloorAboveCeil,
+        Code::IncompleteQueueSlo,
+        Code::NormalisedValue,
+        Code::NotRepresentableInHeader,
+    ];
+
+    /// The stable snake_case name printed in every output format.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::MalformedExpression => "malformed_expression",
+            Code::UnknownMethod => "unknown_method",
+            Code::Unavailable => "unavailable",
+            Code::UnknownParameter => "unknown_parameter",
+            Code::NotApplicable => "not_applicable",
+            Code::InvalidValue => "invalid_value",
+            Code::InertValue => "inert_value",
+            Code::InertCombination => "inert_combination",
+            Code::SyntaxError => "syntax_error",
+            Code::DuplicateDefault => "duplicate_default",
+            Code::DuplicateModel => "duplicate_model",
+            Code::DuplicateAllow => "duplicate_allow",
+            Code::DefaultWithArguments => "default_with_arguments",
+            Code::InvalidJson => "invalid_json",
+            Code::UnknownField => "unknown_field",
+            Code::UnsupportedField => "unsupported_field",
+            Code::InvalidType => "invalid_type",
+            Code::MissingField => "missing_field",
+            Code::RequestAlgorithmMismatch => "request_algorithm_mismatch",
+            Code::DuplicateRequestAlgorithm => "duplicate_request_algorithm",
+            Code::IgnoredRequestAlgorithms => "ignored_request_algorithms",
+            Code::DeprecatedAlias => "deprecated_alias",
+            Code::NoQueueSlo => "no_queue_slo",
+            Code::FloorAboveCeil => "floor_above_ceil",
+            Code::IncompleteQueueSlo => "incomplete_queue_slo",
+            Code::NormalisedValue => "normalised_value",
+            Code::NotRepresentableInHeader => "not_representable_in_header",
+        }
+    }
+
+    /// Whether the code is one stargate itself returns.
+    pub const fn is_stargate(self) -> bool {
+        matches!(
+            self,
+            Code::MalformedExpression
+                | Code::UnknownMethod
+                | Code::Unavailable
+                | Code::UnknownParameter
+                | Code::NotApplicable
+                | Code::InvalidValue
+                | Code::InertValue
+                | Code::InertCombination
+        )
+    }
+
+    /// The severity a diagnostic of this code normally has.
+    pub const fn default_severity(self) -> Severity {
+        match self {
+            Code::DeprecatedAlias
+            | Code::NoQueueSlo
+            | Code::FloorAboveCeil
+            | Code::IncompleteQueueSlo
+            | Code::NormalisedValue
+            | Code::DuplicateRequestAlgorithm
+            | Code::IgnoredRequestAlgorithms => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+
+    /// One line for SARIF rule descriptions and `docs/diagnostics.md`.
+    pub const fn summary(self) -> &'static str {
+        match self {
+            Code::MalformedExpression => "the expression does not follow the expression syntax",
+            Code::UnknownMethod => "the method is not an algorithm name or alias",
+            Code::Unavailable => "the algorithm is not configured for this model",
+            Code::UnknownParameter => "the parameter name does not exist",
+            Code::NotApplicable => "the parameter exists but not for this algorithm",
+            Code::InvalidValue => "the value has the wrong kind or is out of range",
+            Code::InertValue => "the value would disable the field",
+            Code::InertCombination => "only one queue-time bound is configured",
+            Code::SyntaxError => "the route file does not follow the route-file syntax",
+            Code::DuplicateDefault => "a route file sets `default` twice",
+            Code::DuplicateModel => "a model is listed twice",
+            Code::DuplicateAllow => "two `allow` entries of one algorithm in one scope",
+            Code::DefaultWithArguments => {
+                "a `default` with arguments has no lb-config.json spelling"
+            }
+            Code::InvalidJson => "the file is not valid JSON",
+            Code::UnknownField => "the lb-config.json field does not exist",
+            Code::UnsupportedField => "the field exists but not for this algorithm",
+            Code::InvalidType => "the JSON value has the wrong type",
+            Code::MissingField => "a required field is missing",
+            Code::RequestAlgorithmMismatch => {
+                "a request_algorithms key names another algorithm than its value"
+            }
+            Code::DuplicateRequestAlgorithm => {
+                "two request_algorithms keys name one algorithm; the last wins"
+            }
+            Code::IgnoredRequestAlgorithms => {
+                "request_algorithms nested where stargate discards it"
+            }
+            Code::DeprecatedAlias => "an alias instead of the canonical algorithm name",
+            Code::NoQueueSlo => {
+                "wait and overflow fields that act only when the primary is ineligible"
+            }
+            Code::FloorAboveCeil => "the queue-time floor is above the ceiling",
+            Code::IncompleteQueueSlo => "only one queue-time bound is set, so the queue SLO is off",
+            Code::NormalisedValue => "stargate silently replaces this value",
+            Code::NotRepresentableInHeader => "the value cannot be written in header form",
+        }
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// One problem in one source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    /// Names the offending input; for stargate codes, stargate's message.
+    pub message: String,
+    pub span: Span,
+    /// Short text shown at the span (defaults to the message when absent).
+    pub label: Option<String>,
+    /// How to fix it: did-you-mean, accepted range, applicable algorithms.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity: code.default_severity(),
+            message: message.into(),
+            span,
+            label: None,
+            help: None,
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Shifts the span of a diagnostic computed on an embedded slice.
+    pub fn offset(mut self, offset: usize) -> Self {
+        self.span = self.span.offset(offset);
+        self
+    }
+}
+
+/// Every diagnostic of one source, with the source text they point into.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// File path as given, or `arg:N`.
+    pub source_name: String,
+    pub text: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Report {
+    pub fn new(source_name: impl Into<String>, text: impl Into<String>) -> Self {
+        Report {
+            source_name: source_name.into(),
+            text: text.into(),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.len() - self.errors()
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.errors() > 0
+    }
+
+    /// The first error: for an expression, the one stargate would return.
+    pub fn first_error(&self) -> Option<&Diagnostic> {
+        self.diagnostics.iter().find(|d| d.is_error())
+    }
+
+    /// 1-based line and column (column in characters) of a byte offset.
+    pub fn line_column(&self, offset: usize) -> (usize, usize) {
+        line_column(&self.text, offset)
+    }
+}
+
+/// 1-based line and column (column counted in characters) of a byte offset;
+/// offsets past the end or inside a character clamp to the nearest boundary.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = text[line_start..offset].chars().count() + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_column_counts_characters() {
+        assert_eq!(line_column("ab\ncé d", 7), (2, 4));
+        assert_eq!(line_column("abc", 0), (1, 1));
+        assert_eq!(line_column("abc", 99), (1, 4));
+        assert_eq!(line_column("é", 1), (1, 1));
+    }
+
+    #[test]
+    fn codes_are_unique_snake_case() {
+        let mut names: Vec<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert!(names
+            .iter()
+            .all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_')));
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Code::ALL.len());
+    }
+}
