@@ -20,6 +20,7 @@ pub mod cli;
 pub mod config;
 pub mod diag;
 pub mod ir;
+pub mod render;
 pub mod router;
 pub mod sim;
 pub mod syntax;

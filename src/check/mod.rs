@@ -41,3 +41,36 @@ pub fn check_expression(
     let _ = (source_name, text, table, model);
     todo!("check: expression")
 }
+
+/// Where a resolved field's value came from (`routex explain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provenance {
+    Default,
+    Config,
+    Expression,
+}
+
+/// A resolved policy with the provenance of each field (by IR field name).
+#[derive(Clone, Debug)]
+pub struct Explanation {
+    pub definition: Definition,
+    pub provenance: indexmap::IndexMap<String, Provenance>,
+}
+
+/// Like [`check_expression`], with provenance for `routex explain`.
+pub fn explain_expression(
+    source_name: &str,
+    text: &str,
+    table: Option<&RouteTable>,
+    model: Option<&str>,
+) -> (Option<Explanation>, Report) {
+    let _ = (source_name, text, table, model);
+    todo!("check: explain")
+}
+
+/// Checks and lowers a route file (`*.routes`).
+pub fn check_route_file(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {
+    let _ = (source_name, text);
+    todo!("check: route file")
+}

@@ -30,3 +30,17 @@ pub fn parse_route_file(text: &str) -> (RouteFile, Vec<Diagnostic>) {
     let _ = text;
     todo!("syntax: route file")
 }
+
+/// `routex fmt` of one expression (either form in): the canonical call form,
+/// or the header form when `header` is set (an error when the expression
+/// cannot be written in header form).
+pub fn format_expression(text: &str, header: bool) -> Result<String, Vec<Diagnostic>> {
+    let _ = (text, header);
+    todo!("syntax: fmt expression")
+}
+
+/// `routex fmt` of a route file: canonical layout, comments kept.
+pub fn format_route_file(text: &str) -> Result<String, Vec<Diagnostic>> {
+    let _ = text;
+    todo!("syntax: fmt route file")
+}

@@ -1,0 +1,1 @@
+//! Renderers over the one diagnostic model: human (miette), json, github, sarif.
