@@ -17,7 +17,12 @@ pub(crate) fn expr(pair: Pair<'_, Rule>, offset: usize) -> Expr {
     let span = span_of(&pair, offset);
     let mut method = Spanned::new(String::new(), span);
     let mut args = Vec::new();
-    for part in pair.into_inner() {
+    // `method_only` wraps the method of an expression without arguments.
+    let parts = pair.into_inner().flat_map(|p| match p.as_rule() {
+        Rule::method_only => p.into_inner().collect::<Vec<_>>(),
+        _ => vec![p],
+    });
+    for part in parts {
         match part.as_rule() {
             Rule::method => {
                 method = Spanned::new(part.as_str().to_string(), span_of(&part, offset))
@@ -113,7 +118,7 @@ pub(crate) fn model_head(pair: Pair<'_, Rule>, offset: usize) -> Option<(Spanned
         match part.as_rule() {
             Rule::model_id => {
                 let id_span = span_of(&part, offset);
-                let text = part.into_inner().next().map(string).unwrap_or_default();
+                let text = string(part);
                 id = Some(Spanned::new(text, id_span));
             }
             Rule::expr => e = Some(expr(part, offset)),

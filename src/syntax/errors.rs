@@ -125,14 +125,7 @@ fn describe_expected(text: &str, pos: usize, expected: &[Rule]) -> Option<String
         return Some("a value: a number, `\"string\"` or a name".to_string());
     }
     let mut words: Vec<&str> = Vec::new();
-    let mut rules = expected.to_vec();
-    // A stable, reading order: `,` before `)`, keywords in file order.
-    rules.sort_by_key(|r| match r {
-        Rule::comma => 0,
-        Rule::rparen => 1,
-        _ => 2,
-    });
-    for rule in &rules {
+    for rule in expected {
         let word = match rule {
             Rule::method | Rule::expr => "an algorithm name",
             Rule::lparen => "`(`",
@@ -154,8 +147,27 @@ fn describe_expected(text: &str, pos: usize, expected: &[Rule]) -> Option<String
             words.push(word);
         }
     }
+    // A stable reading order, whatever order pest tried the rules in.
+    words.sort_by_key(|w| WORD_ORDER.iter().position(|o| o == w));
     join_or(&words)
 }
+
+const WORD_ORDER: &[&str] = &[
+    "an algorithm name",
+    "a parameter name",
+    "a value",
+    "`=`",
+    "`(`",
+    "`,`",
+    "`)`",
+    "`default`",
+    "`allow`",
+    "`model`",
+    "a quoted model id such as `\"llama-3-70b\"`",
+    "`{`",
+    "`}`",
+    "end of input",
+];
 
 /// "a", "a or b", "a, b or c".
 pub(crate) fn join_or(words: &[&str]) -> Option<String> {

@@ -58,6 +58,12 @@ pub fn parse_header(text: &str) -> Result<Expr, Diagnostic> {
     header::parse(text)
 }
 
+/// Whether `text` is an RFC 8941 Item with Parameters (step 5 of the header
+/// rules, without stargate's extra restrictions).
+pub fn is_rfc8941_item(text: &str) -> bool {
+    sf_item::parse_item(text).is_ok()
+}
+
 /// Which form [`parse_expression`] reads `text` in: the call form when a
 /// `(` comes before any `;`, else the header form.
 pub fn detect_form(text: &str) -> Form {

@@ -81,14 +81,13 @@ pub(crate) fn parse_item(text: &str) -> Res<SfItem> {
     let bare = bare_item(&mut c)?;
     let bare_at = start..c.i;
     let params = parameters(&mut c)?;
+    let item_end = c.i;
     c.skip_sp();
     if let Some(b) = c.peek() {
-        let why = if c.b.get(c.i - 1) == Some(&b' ') && b == b';' {
-            "a space before `;`".to_string()
-        } else {
-            format!("`{}` after the end of the item", b as char)
-        };
-        return c.fail(c.i, why);
+        if b == b';' && item_end < c.i {
+            return c.fail(item_end, "a space before `;`");
+        }
+        return c.fail(c.i, format!("`{}` after the end of the item", b as char));
     }
     Ok(SfItem {
         bare,
