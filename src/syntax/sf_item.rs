@@ -264,18 +264,22 @@ fn byte_seq(c: &mut Cursor<'_>) -> Res<Bare> {
     Ok(Bare::ByteSeq(c.text(open..c.i)))
 }
 
-/// Standard-alphabet base64, padding either canonical or absent, trailing
-/// bits allowed (what sfv 0.10 decodes).
+/// Standard-alphabet base64 as sfv 0.10 decodes it: padding optional and
+/// never more than the data needs (`AA`, `AA=`, `AA==`; `AAA`, `AAA=`),
+/// trailing bits allowed, no `=` before the data ends.
 fn base64_decodes(content: &[u8]) -> bool {
     let data_len = content
         .iter()
         .position(|&b| b == b'=')
         .unwrap_or(content.len());
     let (data, pad) = content.split_at(data_len);
-    if pad.iter().any(|&b| b != b'=') || data.len() % 4 == 1 {
+    if pad.iter().any(|&b| b != b'=') {
         return false;
     }
-    pad.is_empty() || (data.len() % 4 != 0 && (data.len() + pad.len()) % 4 == 0)
+    match data.len() % 4 {
+        1 => false,
+        rem => pad.len() <= (4 - rem) % 4,
+    }
 }
 
 fn boolean(c: &mut Cursor<'_>) -> Res<Bare> {
