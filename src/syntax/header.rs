@@ -28,15 +28,15 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
     pre_checks(raw)?;
     let item = sf_item::parse_item(raw).map_err(|e| {
         let end = (e.at + 1).min(raw.len()).max(e.at);
-        fail(
-            raw,
-            RFC_TAG,
-            Span::new(e.at, end),
-            format!(
-                "not a valid structured-field item: {} at byte {}",
-                e.why, e.at
-            ),
-        )
+        let why = format!("not a valid structured-field item: {} at byte {}", e.why, e.at);
+        let d = fail(raw, RFC_TAG, Span::new(e.at, end), why);
+        if e.why.contains("digits") {
+            d.with_help("quote a long number: numeric fields accept a quoted plain number, e.g. next_bucket_unlock_factor=\"0.0625\"")
+        } else if e.why.contains("space") {
+            d.with_help("remove the space: the header form allows spaces only around the whole value and after `;`")
+        } else {
+            d
+        }
     })?;
     let span_of = |r: &std::ops::Range<usize>| Span::new(r.start, r.end);
     let method = match &item.bare {
@@ -47,7 +47,8 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
                 "P1",
                 span_of(&item.bare_at),
                 format!("the method must be a token, not {}", kind_name(other)),
-            ))
+            )
+            .with_help("write the algorithm name bare, e.g. `pulsar;seed=x`"))
         }
     };
     if let Some((i, c)) = method.char_indices().find(|&(i, c)| {
@@ -59,7 +60,8 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
         } else {
             format!("the method '{method}' contains `{c}`; only letters, digits, `_` and `-` are allowed")
         };
-        return Err(fail(raw, "P10", Span::new(at, at + c.len_utf8()), why));
+        let help = "algorithm names are ASCII letters, digits, `_` and `-`";
+        return Err(fail(raw, "P10", Span::new(at, at + c.len_utf8()), why).with_help(help));
     }
     let mut args = Vec::with_capacity(item.params.len());
     for p in &item.params {
@@ -75,7 +77,8 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
                     p.name,
                     if *b { "true" } else { "false" }
                 );
-                return Err(fail(raw, "P4", span_of(&p.value_at), why));
+                let help = "stargate reads booleans as the names true and false";
+                return Err(fail(raw, "P4", span_of(&p.value_at), why).with_help(help));
             }
             Bare::ByteSeq(_) => {
                 let why = format!(
@@ -136,7 +139,8 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
             "{} bytes, more than the {MAX_HEADER_BYTES} allowed,",
             raw.len()
         );
-        return Err(fail(raw, "P7", span, why));
+        let help = "stargate reads at most 1024 bytes; drop parameters that keep their default";
+        return Err(fail(raw, "P7", span, why).with_help(help));
     }
     if let Some(at) = raw.find(',') {
         return Err(fail(
@@ -158,20 +162,23 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
         let seg_span = Span::new(start, start + segment.len());
         if seen.len() >= MAX_HEADER_PARAMS {
             let why = format!("more than {MAX_HEADER_PARAMS} parameters");
-            return Err(fail(raw, "P11", seg_span, why));
+            let help = "a header value takes at most 32 parameters";
+            return Err(fail(raw, "P11", seg_span, why).with_help(help));
         }
         let lead = segment.len() - segment.trim_start_matches(' ').len();
         let body = &segment[lead..];
         let Some(eq) = body.find('=') else {
             let shown = body.trim_end();
             let why = format!("parameter '{shown}' requires an explicit value (`name=value`)");
-            return Err(fail(raw, "P4", seg_span, why));
+            let help = "write `name=value`; a flag is `name=true`";
+            return Err(fail(raw, "P4", seg_span, why).with_help(help));
         };
         let name = &body[..eq];
         let name_span = Span::new(start + lead, start + lead + eq);
         if !is_param_name(name) {
             let why = format!("invalid parameter name '{name}' (names match [a-z][a-z0-9_]*)");
-            return Err(fail(raw, "P6", name_span, why));
+            let help = "parameter names are lower-case letters, digits and `_`, starting with a letter, with no space before `=`";
+            return Err(fail(raw, "P6", name_span, why).with_help(help));
         }
         if seen.contains(&name) {
             return Err(fail(
@@ -196,12 +203,14 @@ fn semicolon_in_quotes(raw: &str) -> Result<(), Diagnostic> {
             b'"' => quoted = !quoted,
             b'\\' if quoted => i += 1,
             b';' if quoted => {
-                return Err(fail(
+                let d = fail(
                     raw,
                     "P9",
                     Span::new(i, i + 1),
                     "a `;` inside a quoted string",
-                ));
+                );
+                let help = "a header string cannot contain `;`; choose a value without one";
+                return Err(d.with_help(help));
             }
             _ => {}
         }
