@@ -168,3 +168,20 @@ fn empty_route_file_formats_to_nothing() {
         Ok("# only\n\n# comments\n")
     );
 }
+
+/// The diagnostics-catalogue fixtures of the codes this layer emits fail
+/// with exactly their code.
+#[test]
+fn diagnostics_fixtures_fail_with_their_code() {
+    let dir = format!("{}/tests/inputs/diagnostics", env!("CARGO_MANIFEST_DIR"));
+    let read = |name: &str| std::fs::read_to_string(format!("{dir}/{name}")).expect("fixture");
+    let d =
+        routex::syntax::parse_expression(&read("malformed_expression.expr")).expect_err("fails");
+    assert_eq!(d[0].code, Code::MalformedExpression);
+    assert!(d[0].message.starts_with("P4: "));
+    let (_, d) = routex::syntax::parse_route_file(&read("syntax_error.routes"));
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].code, Code::SyntaxError);
+    let d = format_expression(&read("not_representable_in_header.expr"), true).expect_err("fails");
+    assert_eq!(d[0].code, Code::NotRepresentableInHeader);
+}
