@@ -1,0 +1,1 @@
+//! `routex build` / `routex import`.

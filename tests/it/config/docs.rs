@@ -1,0 +1,1 @@
+//! Every ```json lb-config block of docs/configuration.md builds a router.
