@@ -197,7 +197,7 @@ fn check_arg(
     }
     let with_range = |d: Diagnostic| match field.expression_range() {
         Some(range) => d.with_help(range),
-        None => d,
+        None => d.with_help(format!("accepted: {}", field.kind().describe())),
     };
     let value = match type_value(field, &arg.value.node) {
         Ok(v) => v,

@@ -2,7 +2,7 @@
 //! strictly against default settings, plus the file-level duplicate rules.
 
 use super::expr::{check_expr, Checked, Context};
-use crate::diag::{Code, Diagnostic, Report};
+use crate::diag::{Code, Diagnostic, Report, Span};
 use crate::ir::{Algorithm, AlgorithmConfig, Definition, ModelEntry, RouteTable, IR_VERSION};
 use crate::syntax::ast::{Allow, Expr, Item, RouteFile};
 use indexmap::IndexMap;
@@ -16,6 +16,16 @@ pub fn check_route_file(source_name: &str, text: &str) -> (Option<RouteTable>, R
     let table = check_route_ast(&file, &mut report.diagnostics);
     let table = table.filter(|_| !report.has_errors());
     (table, report)
+}
+
+/// Where an expression's text ends; a bare method's span from the parser
+/// may run over the trailing whitespace, the method name does not.
+fn expr_end(expr: &Expr) -> usize {
+    if expr.args.is_empty() {
+        expr.method.span.end.max(expr.span.start)
+    } else {
+        expr.span.end
+    }
 }
 
 fn check_one(expr: &Expr, diags: &mut Vec<Diagnostic>) -> Option<Checked> {
@@ -45,7 +55,7 @@ fn add_allow(out: &mut Allowed, allow: &Allow, scope: &str, diags: &mut Vec<Diag
         diags.push(
             Diagnostic::new(
                 Code::DuplicateAllow,
-                allow.span,
+                Span::new(allow.span.start, expr_end(&allow.expr)),
                 format!("{alg} is allowed twice in {scope}"),
             )
             .with_help("keep one `allow` per algorithm in a scope"),
@@ -71,8 +81,12 @@ pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<
                 let checked = check_one(expr, diags);
                 if default.is_some() {
                     diags.push(
-                        Diagnostic::new(Code::DuplicateDefault, *span, "`default` is set twice")
-                            .with_help("keep one `default` line"),
+                        Diagnostic::new(
+                            Code::DuplicateDefault,
+                            Span::new(span.start, expr_end(expr)),
+                            "`default` is set twice",
+                        )
+                        .with_help("keep one `default` line"),
                     );
                     continue;
                 }

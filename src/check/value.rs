@@ -101,10 +101,10 @@ pub fn type_value(field: Field, value: &Value) -> Result<Typed, String> {
 /// The range rules of expressions (5.4): Err is (code, message).
 pub fn check_expression_range(field: Field, value: &Typed) -> Result<(), (Code, String)> {
     let name = field.name();
-    let inert = |what: &str| {
+    let inert = || {
         Err((
             Code::InertValue,
-            format!("{name}={what} would disable {name}"),
+            format!("{name} must be at least 1, got 0 (0 would disable it)"),
         ))
     };
     match (field, value) {
@@ -119,8 +119,8 @@ pub fn check_expression_range(field: Field, value: &Typed) -> Result<(), (Code, 
         (
             Field::N | Field::TtftBucketSizeMs | Field::CacheAffinityBackendSelectionCount,
             Typed::Unsigned(0),
-        ) => inert("0"),
-        (Field::CacheAffinityVirtualNodes, Typed::Unsigned(0)) => inert("0"),
+        ) => inert(),
+        (Field::CacheAffinityVirtualNodes, Typed::Unsigned(0)) => inert(),
         (Field::CacheAffinityVirtualNodes, Typed::Unsigned(v)) if *v > 1024 => Err((
             Code::InvalidValue,
             format!("{name} must be at most 1024, got {v}"),

@@ -439,7 +439,17 @@ impl Reader<'_> {
                 field.kind().describe()
             ))
         };
+        let nullable = matches!(
+            field,
+            Field::MaxInputWorkSeconds
+                | Field::MaxQueueTimeFloorMs
+                | Field::MaxQueueTimeCeilMs
+                | Field::CacheAffinityBackendSelectionCount
+                | Field::BandWidenIntervalMs
+        );
         let typed = match (&node.value, field.kind()) {
+            // serde reads `null` as "unset" for optional fields.
+            (Json::Null, _) if nullable => return None,
             (Json::Bool(b), Kind::Boolean) => Ok(Typed::Bool(*b)),
             (Json::String(s), Kind::Text) => Ok(Typed::Text(s.clone())),
             (Json::String(s), Kind::Comparator) => Comparator::from_name(s)

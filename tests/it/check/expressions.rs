@@ -230,7 +230,15 @@ fn test_compile_classifies_semantic_rejections() {
         ),
         ("pulsar-wait-and-widen;band_widen_interval_ms=0", None),
         ("wait-and-widen;next_bucket_unlock_factor=-3", None),
-        ("wait-and-widen;max_queued=18446744073709551615", None),
+        ("wait-and-widen;max_queued=\"18446744073709551615\"", None),
+        ("wait-and-widen(max_queued=18446744073709551615)", None),
+        (
+            "wait-and-widen(max_queued=18446744073709551616)",
+            Some(Code::InvalidValue),
+        ),
+        ("pulsar(seed=\"v1\", consider_kv_free_tokens=true,)", None),
+        ("round-robin()", None),
+        ("pulsar(widen=1)", Some(Code::UnknownParameter)),
         (
             "power-of-n;sample_count=64;comparator=num-requests-queued",
             None,
@@ -346,7 +354,11 @@ fn test_compile_rejection_messages_name_the_offending_input() {
             "unknown comparator 'fastest'",
             "fastest",
         ),
-        ("wait-and-widen;n=0", "n=0 would disable n", "0"),
+        (
+            "wait-and-widen;n=0",
+            "n must be at least 1, got 0 (0 would disable it)",
+            "0",
+        ),
         (
             "wait-and-widen;cache_affinity_virtual_nodes=2000",
             "cache_affinity_virtual_nodes must be at most 1024, got 2000",
