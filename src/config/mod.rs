@@ -57,5 +57,11 @@ pub fn build(source_name: &str, text: &str) -> (Option<String>, Report) {
 /// `routex import`: an lb-config.json text to route-file text.
 pub fn import(source_name: &str, text: &str) -> (Option<String>, Report) {
     let (table, report) = check_lb_config(source_name, text);
-    (table.map(|t| write::table_routes(&t)), report)
+    // The syntax layer's printer owns the canonical layout (line breaks of
+    // long argument lists); its input here is always valid.
+    let routes = table.map(|t| {
+        let plain = write::table_routes(&t);
+        crate::syntax::format_route_file(&plain).unwrap_or(plain)
+    });
+    (routes, report)
 }

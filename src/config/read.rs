@@ -27,7 +27,10 @@ pub fn check_lb_config(source_name: &str, text: &str) -> (Option<RouteTable>, Re
         Ok(root) => reader.top_level(&root),
         Err(e) => {
             let at = e.at.min(text.len());
-            let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+            let end = text
+                .get(at..)
+                .and_then(|rest| rest.chars().next())
+                .map_or(at, |c| at + c.len_utf8());
             reader.diags.push(Diagnostic::new(
                 Code::InvalidJson,
                 Span::new(at, end),

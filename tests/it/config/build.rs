@@ -76,11 +76,21 @@ fn import_writes_the_canonical_route_file() {
     assert_eq!(
         routes.as_deref(),
         Some(
-            "default = random\n\nallow pulsar(seed=\"v1\")\n\n\
-             model \"llama\" = pulsar-wait-and-widen(seed=\"v1\", max_queue_time_floor_ms=500, \
-             max_queue_time_ceil_ms=2000, cache_affinity_wait_ms=300) {\n    \
-             allow wait-and-widen(next_bucket_unlock_factor=0.0625)\n}\n\n\
-             model \"small\" = round-robin\n"
+            r#"default = random
+
+allow pulsar(seed="v1")
+
+model "llama" = pulsar-wait-and-widen(
+    seed = "v1",
+    max_queue_time_floor_ms = 500,
+    max_queue_time_ceil_ms = 2000,
+    cache_affinity_wait_ms = 300,
+) {
+    allow wait-and-widen(next_bucket_unlock_factor=0.0625)
+}
+
+model "small" = round-robin
+"#
         )
     );
 }
@@ -96,10 +106,15 @@ fn import_writes_normalised_values_as_what_they_mean() {
     let routes = routes.expect("imports");
     assert_eq!(
         routes,
-        "default = power-of-n\n\n\
-         model \"a\" = wait-and-widen(n=1, cache_affinity_virtual_nodes=1)\n\n\
-         model \"b\" = pulsar-wait-and-widen(rendezvous_weight=last-mean-input-tps, \
-         cache_affinity_backend_selection_count=1)\n"
+        r#"default = power-of-n
+
+model "a" = wait-and-widen(n=1, cache_affinity_virtual_nodes=1)
+
+model "b" = pulsar-wait-and-widen(
+    rendezvous_weight = last-mean-input-tps,
+    cache_affinity_backend_selection_count = 1,
+)
+"#
     );
     let (imported, report) = check_route_file("imported.routes", &routes);
     assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
@@ -254,6 +269,7 @@ proptest! {
         prop_assert_eq!(from_json.as_ref(), Some(&table));
         let (routes, _) = import("gen.json", &json);
         let routes = routes.unwrap();
+        prop_assert_eq!(routex::syntax::format_route_file(&routes).ok(), Some(routes.clone()));
         let (again, report) = check_route_file("imported.routes", &routes);
         prop_assert!(!report.has_errors(), "{}\n{:?}", routes, report.diagnostics);
         prop_assert_eq!(again.as_ref(), Some(&table));
