@@ -3,6 +3,7 @@
 //! route file of a configuration for `routex import`.
 
 pub mod json;
+mod locate;
 mod read;
 pub mod write;
 
@@ -56,7 +57,11 @@ pub fn build(source_name: &str, text: &str) -> (Option<String>, Report) {
 
 /// `routex import`: an lb-config.json text to route-file text.
 pub fn import(source_name: &str, text: &str) -> (Option<String>, Report) {
-    let (table, report) = check_lb_config(source_name, text);
+    let (table, mut report) = check_lb_config(source_name, text);
+    if let Some(t) = &table {
+        report.diagnostics.extend(locate::inexpressible(t, text));
+    }
+    let table = table.filter(|_| !report.has_errors());
     // The syntax layer's printer owns the canonical layout (line breaks of
     // long argument lists); its input here is always valid.
     let routes = table.map(|t| {

@@ -100,14 +100,49 @@ fn quote(s: &str) -> String {
     out
 }
 
+/// Configured values lb-config.json accepts but a strict route-file
+/// expression refuses, with the reason.
+pub fn inexpressible(config: &AlgorithmConfig) -> Vec<(Field, String)> {
+    let alg = config.algorithm;
+    configured(&config.fields)
+        .into_iter()
+        .filter(|f| f.route_file_algorithms().contains(&alg))
+        .filter_map(|field| {
+            let why = match (field, get(&config.fields, field)?) {
+                (Field::TtftBucketSizeMs, Typed::Unsigned(0)) => {
+                    "ttft_bucket_size_ms 0 is accepted in lb-config.json but inert in a route file"
+                        .to_string()
+                }
+                (Field::CacheAffinityVirtualNodes, Typed::Unsigned(v)) if v > 1024 => format!(
+                    "cache_affinity_virtual_nodes {v} is above the route-file maximum of 1024"
+                ),
+                (Field::MaxInputWorkSeconds, Typed::Decimal(v)) if !(v > 0.0 && v.is_finite()) => {
+                    format!("max_input_work_seconds {v} must be finite and above 0 in a route file")
+                }
+                (Field::NextBucketUnlockFactor, Typed::Decimal(v)) if !v.is_finite() => {
+                    format!("next_bucket_unlock_factor {v} must be finite in a route file")
+                }
+                _ => return None,
+            };
+            Some((field, why))
+        })
+        .collect()
+}
+
 /// An expression in canonical call form: `alg(name=value, ...)`, or the
 /// bare name when nothing is set. Values a strict expression refuses but
 /// lb-config.json normalises are written as what they mean.
 pub fn expression_text(config: &AlgorithmConfig) -> String {
     let alg = config.algorithm;
+    let f = &config.fields;
+    // One bound alone means no queue SLO; a route file cannot say it.
+    let lone_bound = f.max_queue_time_floor_ms.is_some() != f.max_queue_time_ceil_ms.is_some();
     let args: Vec<String> = configured(&config.fields)
         .into_iter()
         .filter(|f| f.route_file_algorithms().contains(&alg))
+        .filter(|f| {
+            !(lone_bound && matches!(f, Field::MaxQueueTimeFloorMs | Field::MaxQueueTimeCeilMs))
+        })
         .filter_map(|field| {
             let value = match (field, get(&config.fields, field)?) {
                 (Field::N | Field::CacheAffinityVirtualNodes, Typed::Unsigned(0)) => {

@@ -90,7 +90,10 @@ fn every_fixture_produces_its_code() {
                 Code::DefaultWithArguments => routex::config::build(&name, &text).1,
                 _ => routex::check::check_route_file(&name, &text).1,
             },
-            "json" => routex::config::check_lb_config(&name, &text).1,
+            "json" => match *code {
+                Code::NotRepresentableInRouteFile => routex::config::import(&name, &text).1,
+                _ => routex::config::check_lb_config(&name, &text).1,
+            },
             _ => continue,
         };
         let produced = report.diagnostics.iter().any(|d| d.code == *code);

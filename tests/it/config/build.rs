@@ -275,3 +275,54 @@ proptest! {
         prop_assert_eq!(again.as_ref(), Some(&table));
     }
 }
+
+#[test]
+fn import_refuses_values_a_strict_route_file_cannot_say() {
+    let json = r#"{"request_algorithms": {"groq-multiregion": {"algorithm": "wait-and-widen",
+            "ttft_bucket_size_ms": 0, "cache_affinity_virtual_nodes": 5000}},
+        "models": {"m": {"algorithm": "random", "max_input_work_seconds": 0,
+            "request_algorithms": {"wait-and-widen": {"algorithm": "wait-and-widen",
+                "next_bucket_unlock_factor": 1e999}}}}}"#;
+    let (routes, report) = import("lb-config.json", json);
+    assert!(routes.is_none());
+    let found: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::NotRepresentableInRouteFile)
+        .map(|d| (d.message.clone(), &json[d.span.start..d.span.end]))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                "ttft_bucket_size_ms 0 is accepted in lb-config.json but inert in a route file"
+                    .to_string(),
+                "\"ttft_bucket_size_ms\""
+            ),
+            (
+                "cache_affinity_virtual_nodes 5000 is above the route-file maximum of 1024"
+                    .to_string(),
+                "\"cache_affinity_virtual_nodes\""
+            ),
+            (
+                "max_input_work_seconds 0 must be finite and above 0 in a route file".to_string(),
+                "\"max_input_work_seconds\""
+            ),
+            (
+                "next_bucket_unlock_factor inf must be finite in a route file".to_string(),
+                "\"next_bucket_unlock_factor\""
+            ),
+        ]
+    );
+}
+
+#[test]
+fn import_drops_a_lone_queue_bound() {
+    let json = r#"{"models": {"m": {"algorithm": "wait-and-widen", "seed": "s", "max_queue_time_ceil_ms": 300}}}"#;
+    let (routes, report) = import("lb-config.json", json);
+    assert_eq!(report.diagnostics[0].code, Code::IncompleteQueueSlo);
+    assert_eq!(
+        routes.as_deref(),
+        Some("default = power-of-n\n\nmodel \"m\" = wait-and-widen(seed=\"s\")\n")
+    );
+}
