@@ -2,6 +2,7 @@
 //! diagnostic points into the JSON text), writing for `routex build`, and the
 //! route file of a configuration for `routex import`.
 
+mod entry;
 pub mod json;
 mod locate;
 mod read;
