@@ -1,0 +1,1 @@
+//! The worked examples of docs/algorithms.md, one test each.
