@@ -4,6 +4,7 @@
 mod docs;
 mod estimate;
 mod hash;
+mod legacy;
 mod props;
 mod pulsar;
 mod pww;
