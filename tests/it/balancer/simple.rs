@@ -191,3 +191,9 @@ fn power_of_n_uses_every_comparator() {
     cs[1].num_running_queries = 4; // no free slot: 5000 tokens at 1000/s
     assert_eq!(pick(Comparator::QueueTime, &cs), 0);
 }
+
+#[test]
+fn balancer_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Balancer>();
+}

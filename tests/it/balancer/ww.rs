@@ -472,3 +472,93 @@ fn non_finite_ttfts_stop_the_walk_and_are_never_selected() {
     assert_eq!(check(&pol(ww()), &at(0), &cs), Decision::Unavailable);
     assert_eq!(check(&pol(ww()), &at(0), &[]), Decision::Unavailable);
 }
+
+/// tag(name, value) written out independently of the crate.
+fn tag(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(name.as_bytes());
+    out.push(0xFF);
+    out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+    out.extend_from_slice(value);
+}
+
+fn ring_prefix(seed: &str, model: &str) -> Vec<u8> {
+    let mut b = vec![1u8];
+    tag(&mut b, "seed", seed.as_bytes());
+    tag(&mut b, "routing_key", b"");
+    tag(&mut b, "model_id", model.as_bytes());
+    b
+}
+
+#[test]
+fn ring_matches_an_independent_construction() {
+    use xxhash_rust::xxh3::xxh3_64;
+    let cs = idle(7);
+    let v = 5u64;
+    let mut points: Vec<(u64, &str)> = Vec::new();
+    for c in &cs {
+        for node in 0..v {
+            let mut b = ring_prefix("ring-seed", MODEL);
+            tag(&mut b, "cluster_id", c.id.as_bytes());
+            tag(&mut b, "virtual_node", &node.to_le_bytes());
+            points.push((xxh3_64(&b), c.id.as_str()));
+        }
+    }
+    points.sort();
+    let mut kb = ring_prefix("ring-seed", MODEL);
+    tag(&mut kb, "cache_affinity_key", KEY.as_bytes());
+    let key = xxh3_64(&kb);
+    let start = points.iter().position(|p| p.0 >= key).unwrap_or(0);
+    let mut expected: Vec<&str> = Vec::new();
+    for i in 0..points.len() {
+        let id = points[(start + i) % points.len()].1;
+        if !expected.contains(&id) {
+            expected.push(id);
+        }
+    }
+    // Read the group order black-box, one member at a time.
+    let mut found: Vec<usize> = Vec::new();
+    for j in 1..=3u64 {
+        let ids: Vec<&str> = found.iter().map(|&i| cs[i].id.as_str()).collect();
+        let r = Request {
+            excluded: &ids,
+            ..at(0)
+        };
+        let s = WaitAndWidenSettings {
+            seed: "ring-seed".into(),
+            cache_affinity_virtual_nodes: v,
+            ..affinity(j, 60_000)
+        };
+        found.push(selected(check(&pol(s), &r, &cs)));
+    }
+    let found: Vec<&str> = found.iter().map(|&i| cs[i].id.as_str()).collect();
+    assert_eq!(found, expected[..3].to_vec());
+}
+
+#[test]
+fn ring_ignores_candidate_order_and_rebuilds_on_membership_change() {
+    let b = routex::balancer::Balancer::new(&pol(affinity(1, 60_000)));
+    let cs = idle(6);
+    let primary = cs[selected(super::decide(&b, &at(0), &cs))].id.clone();
+    let mut reversed = cs.clone();
+    reversed.reverse();
+    assert_eq!(
+        reversed[selected(super::decide(&b, &at(0), &reversed))].id,
+        primary
+    );
+    // Dropping a non-member keeps the primary (consistent hashing); any
+    // change gives the same answer as a fresh instance.
+    let fewer: Vec<ClusterSnapshot> = cs
+        .iter()
+        .filter(|c| c.id != primary)
+        .take(2)
+        .cloned()
+        .chain(cs.iter().filter(|c| c.id == primary).cloned())
+        .collect();
+    assert_eq!(
+        fewer[selected(super::decide(&b, &at(0), &fewer))].id,
+        primary
+    );
+    let more = idle(12);
+    let fresh = check(&pol(affinity(1, 60_000)), &at(0), &more);
+    assert_eq!(super::decide(&b, &at(0), &more), fresh);
+}
