@@ -197,3 +197,36 @@ pub fn ranked_clusters(n: usize, request: &Request<'_>) -> Vec<ClusterSnapshot> 
         .map(|i| all[i].clone())
         .collect()
 }
+
+/// The PWW timeline of docs/algorithms.md as a decision trace, every 50 ms:
+/// k = 1, X = 100, S = 200, eight ranked clusters, only rank 8 free.
+#[test]
+fn pww_timeline_trace() {
+    let mut s = pww();
+    s.cache_affinity_wait_ms = 100;
+    s.band_widen_interval_ms = 200;
+    s.bucket.max_queue_time_floor_ms = Some(10_000);
+    s.bucket.max_queue_time_ceil_ms = Some(10_000);
+    let b = Balancer::new(&policy(Settings::PulsarWaitAndWiden(s)));
+    let mut cs = ranked_clusters(8, &request("m"));
+    for c in &mut cs[..7] {
+        make_full(c);
+    }
+    let mut trace = String::new();
+    for t in (0..=600).step_by(50) {
+        let r = Request {
+            elapsed: ms(t),
+            ..request("m")
+        };
+        let line = match decide(&b, &r, &cs) {
+            Decision::Selected(c) => format!("selected rank {}", c.rank_depth),
+            Decision::Wait(d) => format!("wait {} ms", d.as_millis()),
+            Decision::Unavailable => "unavailable".to_owned(),
+        };
+        trace.push_str(&format!("t = {t:>3} ms: {line}\n"));
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../snapshots/balancer");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("pww_timeline", trace));
+}
