@@ -8,9 +8,9 @@
 //! runs unchanged, its unlock clock still counted from arrival.
 
 use super::bucket::{self, Compare, Outcome, Phase};
-use super::pulsar::{feasible_members, ranked_choice};
-use super::ranking::{feasibility, Feasibility, Ranker};
-use super::{estimate, Choice, ClusterSnapshot, Decision, Request, Scratch};
+use super::pulsar::{feasible_members, no_slo_shortcut, ranked_choice};
+use super::ranking::Ranker;
+use super::{estimate, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::PulsarWaitAndWidenSettings;
 use rand::RngCore;
 use std::time::Duration;
@@ -41,20 +41,12 @@ impl LegacyBandWalk {
         let s = &self.settings;
         let kv = s.consider_kv_free_tokens;
         self.ranker.rank(request, clusters, scratch);
-        let Some(&first) = scratch.ranking.first() else {
+        if scratch.ranking.is_empty() {
             return Decision::Unavailable;
-        };
+        }
         let slo = s.bucket.queue_slo();
-        if slo.is_none()
-            && clusters
-                .get(first)
-                .is_some_and(|c| feasibility(c, request, kv) == Feasibility::Eligible)
-        {
-            return Decision::Selected(Choice {
-                index: first,
-                rank_depth: 1,
-                selected_after_kv_free_tokens_skip: false,
-            });
+        if let Some(d) = no_slo_shortcut(&scratch.ranking, slo.is_some(), request, clusters, kv) {
+            return d;
         }
         let phase = Phase {
             settings: &s.bucket,

@@ -173,6 +173,15 @@ pub(crate) fn is_excluded(request: &Request<'_>, id: &str) -> bool {
     request.excluded.contains(&id)
 }
 
+/// A primary selection (rank_depth 1) without a KV skip.
+pub(crate) fn primary(index: usize) -> Decision {
+    Decision::Selected(Choice {
+        index,
+        rank_depth: 1,
+        selected_after_kv_free_tokens_skip: false,
+    })
+}
+
 /// The earlier of two optional waits.
 pub(crate) fn min_wait(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     match (a, b) {

@@ -3,8 +3,7 @@
 //! No capacity check.
 
 use super::estimate::{self, Score};
-use super::round_robin::primary;
-use super::{is_excluded, ClusterSnapshot, Decision, Request};
+use super::{is_excluded, primary, ClusterSnapshot, Decision, Request};
 use crate::ir::PowerOfNSettings;
 use rand::{Rng, RngCore};
 use std::cmp::Ordering;

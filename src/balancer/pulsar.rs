@@ -2,7 +2,7 @@
 //! first feasible cluster wins, at its ranking position. Load is ignored.
 
 use super::ranking::{feasibility, Feasibility, Ranker};
-use super::{Choice, ClusterSnapshot, Decision, Request, Scratch};
+use super::{primary, Choice, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::PulsarSettings;
 
 #[derive(Debug)]
@@ -93,4 +93,21 @@ pub(crate) fn ranked_choice(
         rank_depth: rank_depth(rank),
         selected_after_kv_free_tokens_skip: kv_skipped,
     }
+}
+
+/// The no-queue-SLO shortcut of PWW and the legacy walk (3.8.3 step 2):
+/// without a queue SLO a feasible rank 1 is selected at once, with no
+/// capacity check and no wait.
+pub(crate) fn no_slo_shortcut(
+    ranking: &[usize],
+    slo_on: bool,
+    request: &Request<'_>,
+    clusters: &[ClusterSnapshot],
+    consider_kv: bool,
+) -> Option<Decision> {
+    let &first = ranking.first()?;
+    let feasible = clusters
+        .get(first)
+        .is_some_and(|c| feasibility(c, request, consider_kv) == Feasibility::Eligible);
+    (!slo_on && feasible).then(|| primary(first))
 }

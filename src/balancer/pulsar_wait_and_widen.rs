@@ -4,9 +4,9 @@
 //! ...), each open prefix selected with least queue time and limit f.
 
 use super::bucket::{self, Compare, Outcome, Phase};
-use super::pulsar::{feasible_members, ranked_choice};
-use super::ranking::{feasibility, Feasibility, Ranker};
-use super::{estimate, min_wait, Choice, ClusterSnapshot, Decision, Request, Scratch};
+use super::pulsar::{feasible_members, no_slo_shortcut, ranked_choice};
+use super::ranking::Ranker;
+use super::{estimate, min_wait, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::PulsarWaitAndWidenSettings;
 use rand::RngCore;
 use std::time::Duration;
@@ -68,21 +68,12 @@ impl PulsarWaitAndWiden {
         let kv = s.consider_kv_free_tokens;
         // 1.
         self.ranker.rank(request, clusters, scratch);
-        let Some(&first) = scratch.ranking.first() else {
+        if scratch.ranking.is_empty() {
             return Decision::Unavailable;
-        };
+        }
         let slo = s.bucket.queue_slo();
-        // 2. The no-queue-SLO shortcut: no capacity check, no wait.
-        if slo.is_none()
-            && clusters
-                .get(first)
-                .is_some_and(|c| feasibility(c, request, kv) == Feasibility::Eligible)
-        {
-            return Decision::Selected(Choice {
-                index: first,
-                rank_depth: 1,
-                selected_after_kv_free_tokens_skip: false,
-            });
+        if let Some(d) = no_slo_shortcut(&scratch.ranking, slo.is_some(), request, clusters, kv) {
+            return d;
         }
         let queue_limit_ms =
             slo.map(|slo| estimate::queue_limit_ms(slo, request.request_slo_ms, request.elapsed));

@@ -2,8 +2,7 @@
 //! candidates; a few rejection probes when exclusions are rare, then an
 //! exact reservoir choice.
 
-use super::round_robin::primary;
-use super::{is_excluded, ClusterSnapshot, Decision, Request};
+use super::{is_excluded, primary, ClusterSnapshot, Decision, Request};
 use rand::{Rng, RngCore};
 
 /// Rejection-sampling probes tried before the reservoir choice.

@@ -1,7 +1,7 @@
 //! round-robin (reference-behaviour.md 3.3): a per-instance counter,
 //! incremented once per decision, picks among the non-excluded candidates.
 
-use super::{is_excluded, Choice, ClusterSnapshot, Decision, Request};
+use super::{is_excluded, primary, ClusterSnapshot, Decision, Request};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Default)]
@@ -31,13 +31,4 @@ impl RoundRobin {
             .nth(nth)
             .map_or(Decision::Unavailable, |(index, _)| primary(index))
     }
-}
-
-/// A primary selection without a KV skip.
-pub(crate) fn primary(index: usize) -> Decision {
-    Decision::Selected(Choice {
-        index,
-        rank_depth: 1,
-        selected_after_kv_free_tokens_skip: false,
-    })
 }
