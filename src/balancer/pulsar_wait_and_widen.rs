@@ -66,11 +66,12 @@ impl PulsarWaitAndWiden {
     ) -> Decision {
         let s = &self.settings;
         let kv = s.consider_kv_free_tokens;
-        // 1.
+        // 1. The ranking (cached per key).
         self.ranker.rank(request, clusters, scratch);
         if scratch.ranking.is_empty() {
             return Decision::Unavailable;
         }
+        // 2. The no-queue-SLO shortcut.
         let slo = s.bucket.queue_slo();
         if let Some(d) = no_slo_shortcut(&scratch.ranking, slo.is_some(), request, clusters, kv) {
             return d;
