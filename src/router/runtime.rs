@@ -59,11 +59,29 @@ pub struct PendingResolution<B: Engine = Balancer> {
     pub source: Source,
 }
 
+impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingResolution")
+            .field("algorithm", &self.definition.policy.algorithm)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A resolved definition and the balancer instance that decides for it.
 pub struct Resolved<B: Engine = Balancer> {
     pub definition: Arc<Definition>,
     pub instance: Arc<B>,
     pub source: Source,
+}
+
+impl<B: Engine> std::fmt::Debug for Resolved<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolved")
+            .field("algorithm", &self.definition.policy.algorithm)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<B: Engine> Resolved<B> {
