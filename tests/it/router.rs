@@ -4,6 +4,7 @@
 
 mod admission;
 mod cache;
+mod decide_input;
 mod rejection;
 mod resolution;
 mod support;
