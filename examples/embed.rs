@@ -24,7 +24,7 @@ fn cluster(id: &str, running: u64, queued: u64) -> ClusterSnapshot {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/fleet.routes");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/embed.routes");
     let text = std::fs::read_to_string(path)?;
     let (table, report) = routex::config::load_table(path, &text);
     let table = table.ok_or_else(|| format!("{path}: {:?}", report.first_error()))?;
