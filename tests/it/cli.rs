@@ -4,4 +4,4 @@
 mod binary;
 mod fixtures;
 mod render;
-mod run;
+pub mod run;
