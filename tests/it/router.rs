@@ -4,8 +4,12 @@
 
 mod admission;
 mod cache;
+mod concurrency;
+mod decide_cli;
 mod decide_input;
+mod merge;
 mod rejection;
 mod resolution;
+mod round_robin;
 mod support;
 mod wait;
