@@ -216,3 +216,12 @@ fn expression_compile_errors_become_rejections_with_the_compilers_code() {
     assert_eq!(code, RejectionCode::Expression(Code::UnknownParameter));
     assert_eq!(message, "unknown parameter 'bad'");
 }
+
+#[test]
+fn router_and_resolutions_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<routex::router::Router>();
+    shareable::<routex::router::Resolved>();
+    shareable::<routex::router::Rejection>();
+    shareable::<routex::router::WaitLoop>();
+}
