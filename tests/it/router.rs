@@ -8,6 +8,7 @@ mod concurrency;
 mod decide_cli;
 mod decide_input;
 mod merge;
+mod properties;
 mod rejection;
 mod resolution;
 mod round_robin;
