@@ -225,3 +225,25 @@ fn router_and_resolutions_are_send_and_sync() {
     shareable::<routex::router::Rejection>();
     shareable::<routex::router::WaitLoop>();
 }
+
+#[test]
+fn a_new_target_generation_starts_with_fresh_instances() {
+    let h = restrictive();
+    let clusters = [cluster("a"), cluster("b"), cluster("c")];
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut pick = |key: Option<&'static str>| {
+        let req = RouteRequest::new(routex::balancer::Request {
+            routing_key: key,
+            ..request("m1")
+        });
+        match h.router.route(&req, &clusters, &mut rng, &mut scratch) {
+            Ok(Decision::Selected(c)) => c.index,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!([pick(None), pick(None), pick(Some("k"))], [0, 1, 0]);
+    h.router.reset_target("m1", None);
+    // The reset target restarts its counter; another target keeps its own.
+    assert_eq!([pick(None), pick(Some("k"))], [0, 1]);
+}
