@@ -51,6 +51,9 @@ pub fn emit(reports: &[Report], format: Format, stream: Stream, noun: &str, quie
             let mut text = human::render(reports, human_style(stream));
             let (errors, warnings) = totals(reports);
             if !(quiet && errors + warnings == 0) {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
                 text.push_str(&human::summary(errors, warnings, reports.len(), noun));
             }
             text

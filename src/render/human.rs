@@ -5,7 +5,7 @@
 //! is ASCII without escape codes, stable enough for snapshots and logs.
 
 use super::locate;
-use crate::diag::{Diagnostic, Report, Severity};
+use crate::diag::{Diagnostic, Report, Severity, Span};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 use std::fmt;
 use std::sync::Arc;
@@ -53,7 +53,7 @@ pub fn render_report(report: &Report, style: Style) -> String {
         let view = View {
             diagnostic,
             source: &source,
-            span: SourceSpan::new(at.span.start.into(), at.span.end - at.span.start),
+            span: visible_span(&report.text, at.span),
         };
         if handler.render_report(&mut out, &view).is_err() {
             // Rendering into a String only fails on a formatter bug; fall
@@ -96,6 +96,19 @@ pub fn summary(errors: usize, warnings: usize, sources: usize, noun: &str) -> St
         plural(warnings, "warning"),
         plural(sources, noun)
     )
+}
+
+/// miette draws no pointer for an empty span after the final newline (an
+/// "unexpected end of input"); point at the end of the last line instead.
+fn visible_span(text: &str, span: Span) -> SourceSpan {
+    let mut start = span.start;
+    if span.start == span.end && start == text.len() {
+        let trimmed = text.trim_end_matches(['\n', '\r']).len();
+        if trimmed < start {
+            start = trimmed;
+        }
+    }
+    SourceSpan::new(start.into(), span.end.max(start) - start)
 }
 
 fn severity_name(severity: Severity) -> &'static str {

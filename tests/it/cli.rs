@@ -2,6 +2,7 @@
 //! diagnostics fixtures, and the real binary end to end.
 
 mod binary;
+mod commands;
 mod fixtures;
 mod render;
 pub mod run;

@@ -86,7 +86,7 @@ pub fn produce(path: &Path) -> Report {
 /// Fixtures also shown in the github and sarif formats.
 const EVERY_FORMAT: &[&str] = &[
     "not_applicable.expr",
-    "deprecated_alias.routes",
+    "deprecated_alias.expr",
     "invalid_json.json",
     "duplicate_model.routes",
 ];
