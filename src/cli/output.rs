@@ -38,7 +38,12 @@ pub fn stderr(text: &str) {
 
 /// Prints a one-line usage or I/O error and returns [`USAGE`].
 pub fn usage_error(message: impl std::fmt::Display) -> i32 {
-    stderr(&format!("routex: {message}\n"));
+    // File names are user input: keep control characters off the terminal.
+    let line: String = format!("routex: {message}")
+        .chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect();
+    stderr(&(line + "\n"));
     USAGE
 }
 

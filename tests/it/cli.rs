@@ -4,5 +4,6 @@
 mod binary;
 mod commands;
 mod fixtures;
+mod props;
 mod render;
 pub mod run;

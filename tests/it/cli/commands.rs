@@ -393,3 +393,58 @@ fn invalid_utf8_arguments_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!out.stderr.is_empty());
 }
+
+#[test]
+fn explain_prints_warnings_on_stderr_and_the_table_on_stdout() {
+    let out = routex(&[
+        "explain",
+        "--format",
+        "json",
+        "pulsar-wait-and-widen;cache_affinity_wait_ms=300",
+    ]);
+    assert_eq!(out.code, 0);
+    let value = json(&out.stdout);
+    assert_eq!(value["provenance"]["cache_affinity_wait_ms"], "expression");
+    // S defaults to X.
+    assert_eq!(value["policy"]["settings"]["band_widen_interval_ms"], 300);
+    assert_eq!(codes(&json(&out.stderr)), ["no_queue_slo"]);
+}
+
+#[test]
+fn a_closed_stdout_does_not_panic() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_routex"))
+        .args([
+            "check",
+            "--format",
+            "sarif",
+            "fastest",
+            "pulsr",
+            "round-robin;x=1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("ends");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let out = routex(&["check", "\u{1b}[31mfastest"]);
+    assert_eq!(out.code, 1);
+    assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
+    let out = routex(&["lint", "no\u{1b}[31mfile.routes"]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "routex: no\u{fffd}[31mfile.routes: no such file or directory\n"
+    );
+}
