@@ -226,5 +226,5 @@ fn broken_spans_render_without_panicking() {
 fn human_fancy_draws_unicode() {
     let text = human::render(&sample(), human::Style::Fancy { width: 80 });
     assert!(text.contains('╭') || text.contains('┬'), "{text}");
-    assert!(text.contains("[fleet.routes:3:18]"));
+    assert!(text.contains("fleet.routes:3:18"));
 }
