@@ -448,3 +448,17 @@ fn control_characters_never_reach_the_terminal() {
         "routex: no\u{fffd}[31mfile.routes: no such file or directory\n"
     );
 }
+
+#[test]
+fn explain_reports_a_broken_config_on_stderr() {
+    let out = routex(&[
+        "explain",
+        "--format",
+        "json",
+        "--config",
+        "tests/inputs/cli/garbage.json",
+        "round-robin",
+    ]);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert_eq!(codes(&json(&out.stderr)), ["invalid_json"]);
+}
