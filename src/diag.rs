@@ -72,6 +72,7 @@ pub enum Code {
     NormalisedValue,
     // --- routex: output form ---
     NotRepresentableInHeader,
+    NotRepresentableInRouteFile,
 }
 
 impl Code {
@@ -103,6 +104,7 @@ impl Code {
         Code::IncompleteQueueSlo,
         Code::NormalisedValue,
         Code::NotRepresentableInHeader,
+        Code::NotRepresentableInRouteFile,
     ];
 
     /// The stable snake_case name printed in every output format.
@@ -135,6 +137,7 @@ impl Code {
             Code::IncompleteQueueSlo => "incomplete_queue_slo",
             Code::NormalisedValue => "normalised_value",
             Code::NotRepresentableInHeader => "not_representable_in_header",
+            Code::NotRepresentableInRouteFile => "not_representable_in_route_file",
         }
     }
 
@@ -207,6 +210,9 @@ impl Code {
             Code::IncompleteQueueSlo => "only one queue-time bound is set, so the queue SLO is off",
             Code::NormalisedValue => "stargate silently replaces this value",
             Code::NotRepresentableInHeader => "the value cannot be written in header form",
+            Code::NotRepresentableInRouteFile => {
+                "an lb-config.json value that a strict route-file expression refuses"
+            }
         }
     }
 }

@@ -1,7 +1,30 @@
 //! The balancer core: interprets a [`Policy`] exactly as stargate decides.
 //! Never sees source text or spans. Randomness and time are inputs.
+//!
+//! One module per algorithm; `estimate` (3.1-3.2), `bucket` (3.6.3),
+//! `hash`, `ring` (3.6.6) and `ranking` (3.7) are shared. After warm-up a
+//! decision allocates nothing: working vectors live in the caller's
+//! [`Scratch`], caches reuse their storage on hits.
 
-use crate::ir::Policy;
+mod bucket;
+pub mod estimate;
+mod fifo;
+pub mod hash;
+mod legacy;
+mod power_of_n;
+mod pulsar;
+mod pulsar_wait_and_widen;
+mod random;
+mod ranking;
+mod ring;
+mod round_robin;
+mod target;
+mod wait_and_widen;
+
+pub use pulsar_wait_and_widen::open_prefix;
+pub use ranking::{score as pulsar_score, weight as pulsar_weight};
+
+use crate::ir::{Policy, PulsarWaitAndWidenSettings, Settings};
 use rand::RngCore;
 use std::time::Duration;
 
@@ -61,17 +84,67 @@ pub enum Decision {
 /// Reusable buffers, owned by the caller (one per thread), so a decision
 /// does not allocate after warm-up.
 #[derive(Debug, Default)]
-pub struct Scratch {}
+pub struct Scratch {
+    /// Candidate positions of the current phase (group, band, open set).
+    members: Vec<usize>,
+    entries: Vec<bucket::Entry>,
+    /// Pulsar ranking: candidate positions, best first.
+    ranking: Vec<usize>,
+    scored: Vec<(f64, usize)>,
+    /// Hash input buffer.
+    bytes: Vec<u8>,
+}
+
+impl Scratch {
+    pub fn new() -> Self {
+        Scratch::default()
+    }
+}
 
 /// One balancer instance: a policy plus its state (round-robin counter,
 /// ring and ranking caches). `Send + Sync`.
 #[derive(Debug)]
-pub struct Balancer {}
+pub struct Balancer {
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    PowerOfN(crate::ir::PowerOfNSettings),
+    WaitAndWiden(wait_and_widen::WaitAndWiden),
+    RoundRobin(round_robin::RoundRobin),
+    Random,
+    Pulsar(pulsar::Pulsar),
+    PulsarWaitAndWiden(pulsar_wait_and_widen::PulsarWaitAndWiden),
+    LegacyBandWalk(legacy::LegacyBandWalk),
+}
 
 impl Balancer {
     pub fn new(policy: &Policy) -> Self {
-        let _ = policy;
-        todo!("balancer")
+        let kind = match &policy.settings {
+            Settings::PowerOfN(s) => Kind::PowerOfN(s.clone()),
+            Settings::WaitAndWiden(s) => Kind::WaitAndWiden(wait_and_widen::WaitAndWiden::new(s)),
+            Settings::RoundRobin {} => Kind::RoundRobin(round_robin::RoundRobin::default()),
+            Settings::Random {} => Kind::Random,
+            Settings::Pulsar(s) => Kind::Pulsar(pulsar::Pulsar::new(s)),
+            Settings::PulsarWaitAndWiden(s) => {
+                Kind::PulsarWaitAndWiden(pulsar_wait_and_widen::PulsarWaitAndWiden::new(s))
+            }
+        };
+        Balancer { kind }
+    }
+
+    /// The legacy band walk of reference-behaviour.md 3.8.5, a simulator
+    /// baseline. `initial_wait_ms` (simulator.md B2.6; 0 = off): until that
+    /// much time has elapsed since arrival only rank 1 is tried (limit
+    /// `max_queued`) and the answer is otherwise Wait for the remaining
+    /// time; afterwards the walk runs unchanged. Of `settings` it reads
+    /// the bucket settings, `seed`, `rendezvous_weight` and
+    /// `consider_kv_free_tokens`; the affinity and band fields are unused.
+    pub fn legacy_band_walk(settings: &PulsarWaitAndWidenSettings, initial_wait_ms: u64) -> Self {
+        Balancer {
+            kind: Kind::LegacyBandWalk(legacy::LegacyBandWalk::new(settings, initial_wait_ms)),
+        }
     }
 
     pub fn decide(
@@ -81,7 +154,50 @@ impl Balancer {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
-        let _ = (request, clusters, rng, scratch);
-        todo!("balancer")
+        match &self.kind {
+            Kind::PowerOfN(s) => {
+                power_of_n::decide(s, request, clusters, rng, &mut scratch.members)
+            }
+            Kind::WaitAndWiden(b) => b.decide(request, clusters, rng, scratch),
+            Kind::RoundRobin(b) => b.decide(request, clusters),
+            Kind::Random => random::decide(request, clusters, rng),
+            Kind::Pulsar(b) => b.decide(request, clusters, scratch),
+            Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, rng, scratch),
+            Kind::LegacyBandWalk(b) => b.decide(request, clusters, rng, scratch),
+        }
+    }
+}
+
+/// Whether `id` failed an earlier attempt of this request.
+pub(crate) fn is_excluded(request: &Request<'_>, id: &str) -> bool {
+    request.excluded.contains(&id)
+}
+
+/// A primary selection (rank_depth 1) without a KV skip.
+pub(crate) fn primary(index: usize) -> Decision {
+    Decision::Selected(Choice {
+        index,
+        rank_depth: 1,
+        selected_after_kv_free_tokens_skip: false,
+    })
+}
+
+/// The earlier of two optional waits.
+pub(crate) fn min_wait(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+impl ClusterSnapshot {
+    /// A cluster with this id and zero statistics; set the rest with
+    /// struct update syntax.
+    pub fn new(id: impl Into<String>) -> Self {
+        ClusterSnapshot {
+            id: id.into(),
+            ..ClusterSnapshot::default()
+        }
     }
 }

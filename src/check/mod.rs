@@ -2,20 +2,89 @@
 //! lowering to the policy IR. Reports every problem; the first error of an
 //! expression is the one stargate would return.
 
-use crate::diag::{Diagnostic, Report};
-use crate::ir::{AlgorithmConfig, Definition, Policy, RouteTable};
+mod explain;
+pub mod expr;
+pub mod lower;
+mod routes;
+pub mod schema;
+pub mod suggest;
+pub mod value;
+
+use crate::diag::{Code, Diagnostic, Report, Span};
+use crate::ir::{Algorithm, AlgorithmConfig, Definition, Policy, RouteTable};
+use expr::{check_expr, Checked, Context};
+use std::sync::Arc;
+
+pub use explain::provenance;
+pub use routes::{check_route_ast, check_route_file};
 
 /// The start-up builder: resolves defaults and normalisations of a
 /// configured algorithm (reference-behaviour.md 4.3). The error message
 /// names the offending field.
 pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
-    let _ = config;
-    todo!("check: builder")
+    lower::build_policy(config)
 }
 
 /// The permissive default route table (no configuration file).
 pub fn permissive_table() -> RouteTable {
     RouteTable::permissive(|c| build_policy(c).expect("default settings always build"))
+}
+
+/// The definition a method resolves to for `model` (4.4); `model: None` is
+/// a model without an entry.
+pub fn resolve_base<'a>(
+    table: &'a RouteTable,
+    model: Option<&str>,
+    algorithm: Algorithm,
+) -> Option<&'a Arc<Definition>> {
+    match model {
+        Some(m) => table.resolve(m, algorithm).map(|r| r.definition),
+        None if table.default.config.algorithm == algorithm => Some(&table.default),
+        None => table.request_algorithms.get(&algorithm),
+    }
+}
+
+/// Parses and checks an expression (either form) against a table.
+fn check_text(
+    text: &str,
+    table: &RouteTable,
+    model: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(Checked, Option<Arc<Definition>>)> {
+    if text.trim().is_empty() {
+        diags.push(Diagnostic::new(
+            Code::UnknownMethod,
+            Span::new(0, text.len()),
+            format!("unknown routing method '{text}'"),
+        ));
+        return None;
+    }
+    let expr = match crate::syntax::parse_expression(text) {
+        Ok(expr) => expr,
+        Err(errors) => {
+            diags.extend(errors);
+            return None;
+        }
+    };
+    let base_of = |a: Algorithm| resolve_base(table, model, a).map(|d| d.config.clone());
+    let checked = check_expr(&expr, Context::Request, &base_of, diags)?;
+    // A method-only value is the configured definition itself (shared state).
+    let same = expr
+        .args
+        .is_empty()
+        .then(|| resolve_base(table, model, checked.config.algorithm).cloned())
+        .flatten();
+    Some((checked, same))
+}
+
+fn definition_of(checked: &Checked, same: Option<Arc<Definition>>) -> Option<Definition> {
+    if let Some(d) = same {
+        return Some((*d).clone());
+    }
+    checked.policy.clone().map(|policy| Definition {
+        config: checked.config.clone(),
+        policy,
+    })
 }
 
 /// Compiles an `x-routing-method` value (method name or expression, either
@@ -26,8 +95,20 @@ pub fn compile_request_expression(
     model: &str,
     value: &str,
 ) -> Result<Definition, Box<Diagnostic>> {
-    let _ = (table, model, value);
-    todo!("check: request expression")
+    let mut diags = Vec::new();
+    let result = check_text(value, table, Some(model), &mut diags);
+    if let Some(first) = diags.iter().find(|d| d.is_error()) {
+        return Err(Box::new(first.clone()));
+    }
+    result
+        .and_then(|(checked, same)| definition_of(&checked, same))
+        .ok_or_else(|| {
+            Box::new(Diagnostic::new(
+                Code::MalformedExpression,
+                Span::new(0, value.len()),
+                format!("could not compile '{value}'"),
+            ))
+        })
 }
 
 /// Compiles an expression (either form) with every diagnostic, against
@@ -38,8 +119,8 @@ pub fn check_expression(
     table: Option<&RouteTable>,
     model: Option<&str>,
 ) -> (Option<Definition>, Report) {
-    let _ = (source_name, text, table, model);
-    todo!("check: expression")
+    let (explanation, report) = explain_expression(source_name, text, table, model);
+    (explanation.map(|e| e.definition), report)
 }
 
 /// Where a resolved field's value came from (`routex explain`).
@@ -65,12 +146,26 @@ pub fn explain_expression(
     table: Option<&RouteTable>,
     model: Option<&str>,
 ) -> (Option<Explanation>, Report) {
-    let _ = (source_name, text, table, model);
-    todo!("check: explain")
-}
-
-/// Checks and lowers a route file (`*.routes`).
-pub fn check_route_file(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {
-    let _ = (source_name, text);
-    todo!("check: route file")
+    let permissive;
+    let table = match table {
+        Some(t) => t,
+        None => {
+            permissive = permissive_table();
+            &permissive
+        }
+    };
+    let mut report = Report::new(source_name, text);
+    let result = check_text(text, table, model, &mut report.diagnostics);
+    let explanation = result.and_then(|(checked, same)| {
+        if report.diagnostics.iter().any(|d| d.is_error()) {
+            return None;
+        }
+        let definition = definition_of(&checked, same)?;
+        let provenance = provenance(&definition.policy, &checked);
+        Some(Explanation {
+            definition,
+            provenance,
+        })
+    });
+    (explanation, report)
 }

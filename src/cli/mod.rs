@@ -1,10 +1,98 @@
-//! The binary: argument parsing and rendering only.
+//! The binary: argument parsing and rendering only. Each command lives in its
+//! own file; they share [`input`] (reading files, usage errors) and
+//! [`output`] (rendering reports, exit status).
+//!
+//! Exit status: 0 no error, 1 an error (or a warning under
+//! `--deny-warnings`), 2 a usage or I/O error with one line on stderr.
 
+mod check;
+mod convert;
 pub mod decide;
+mod fmt;
+pub mod input;
+mod lint;
+pub mod output;
 pub mod sim;
 
-/// Runs the CLI and returns the process exit code.
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub use check::{CheckArgs, ExplainArgs};
+pub use convert::{BuildArgs, ImportArgs};
+pub use fmt::FmtArgs;
+pub use lint::LintArgs;
+
+/// routex: compile, lint and explain stargate routing expressions.
+#[derive(Debug, Parser)]
+#[command(name = "routex", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile expressions (call or header form) and report every problem.
+    Check(CheckArgs),
+    /// Print the resolved policy of an expression and where each field came from.
+    Explain(ExplainArgs),
+    /// Lint route files and lb-config.json files (directories are searched).
+    Lint(LintArgs),
+    /// Print expressions or route files in canonical form, or check them.
+    Fmt(FmtArgs),
+    /// Convert a route file to lb-config.json.
+    Build(BuildArgs),
+    /// Convert an lb-config.json to a route file.
+    Import(ImportArgs),
+    /// One routing decision for a request and cluster snapshot.
+    Decide(decide::DecideArgs),
+    /// The routing simulator.
+    Sim(sim::SimArgs),
+}
+
+/// How diagnostics are printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Graphical report (colours and unicode on a terminal, plain ASCII otherwise).
+    #[default]
+    Human,
+    /// The version-1 JSON document.
+    Json,
+    /// GitHub Actions workflow commands.
+    Github,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+/// Runs the CLI on the process arguments and returns the exit status.
 pub fn main() -> i32 {
-    eprintln!("routex: not yet implemented");
-    2
+    run(std::env::args_os())
+}
+
+/// Runs the CLI on `args` (the first is the program name).
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    match Cli::try_parse_from(args) {
+        Ok(cli) => dispatch(&cli.command),
+        Err(error) => {
+            // Help and version exit 0; usage errors exit 2 (clap's codes).
+            let _ = error.print();
+            error.exit_code()
+        }
+    }
+}
+
+fn dispatch(command: &Command) -> i32 {
+    match command {
+        Command::Check(args) => check::run_check(args),
+        Command::Explain(args) => check::run_explain(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Fmt(args) => fmt::run(args),
+        Command::Build(args) => convert::run_build(args),
+        Command::Import(args) => convert::run_import(args),
+        Command::Decide(args) => decide::run(args),
+        Command::Sim(args) => sim::run(args),
+    }
 }

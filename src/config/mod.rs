@@ -2,14 +2,16 @@
 //! diagnostic points into the JSON text), writing for `routex build`, and the
 //! route file of a configuration for `routex import`.
 
-use crate::diag::Report;
+mod entry;
+pub mod json;
+mod locate;
+mod read;
+pub mod write;
+
+use crate::diag::{Code, Diagnostic, Report};
 use crate::ir::RouteTable;
 
-/// Checks and lowers an lb-config.json text.
-pub fn check_lb_config(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {
-    let _ = (source_name, text);
-    todo!("config: read")
-}
+pub use read::check_lb_config;
 
 /// Loads a route table from either format: `*.routes` as a route file,
 /// anything else as lb-config.json.
@@ -23,12 +25,49 @@ pub fn load_table(source_name: &str, text: &str) -> (Option<RouteTable>, Report)
 
 /// `routex build`: a route file's text to lb-config.json text.
 pub fn build(source_name: &str, text: &str) -> (Option<String>, Report) {
-    let _ = (source_name, text);
-    todo!("config: build")
+    let mut report = Report::new(source_name, text);
+    let (file, syntax_errors) = crate::syntax::parse_route_file(text);
+    report.diagnostics.extend(syntax_errors);
+    let table = crate::check::check_route_ast(&file, &mut report.diagnostics);
+    // stargate's `default` is a bare name: settings cannot be carried.
+    for item in &file.items {
+        if let crate::syntax::ast::Item::Default { expr, .. } = item {
+            if !expr.args.is_empty() {
+                report.diagnostics.push(
+                    Diagnostic::new(
+                        Code::DefaultWithArguments,
+                        expr.span,
+                        format!(
+                            "`default = {}` has arguments, but lb-config.json's `default` is a name only",
+                            expr.method.node
+                        ),
+                    )
+                    .with_help(format!(
+                        "write `default = {}` and move the settings into `model` entries",
+                        expr.method.node
+                    )),
+                );
+            }
+        }
+    }
+    let json = table
+        .filter(|_| !report.has_errors())
+        .map(|t| write::table_json(&t));
+    (json, report)
 }
 
 /// `routex import`: an lb-config.json text to route-file text.
 pub fn import(source_name: &str, text: &str) -> (Option<String>, Report) {
-    let _ = (source_name, text);
-    todo!("config: import")
+    let (table, mut report) = check_lb_config(source_name, text);
+    if let Some(t) = &table {
+        report.diagnostics.extend(locate::inexpressible(t, text));
+    }
+    let table = table.filter(|_| !report.has_errors());
+    // The syntax layer's printer owns the canonical layout (line breaks of
+    // long argument lists); its input here is always valid.
+    let routes = table.map(|t| {
+        let plain = write::table_routes(&t);
+        crate::syntax::format_route_file(&plain).unwrap_or(plain)
+    });
+    (routes, report)
 }

@@ -1,1 +1,22 @@
 //! Renderers over the one diagnostic model: human (miette), json, github, sarif.
+//!
+//! Every renderer takes the reports of one run (one per source) and returns
+//! the text to print; none of them writes to a stream or knows about clap.
+
+pub mod explain;
+pub mod github;
+pub mod human;
+pub mod json;
+mod location;
+pub mod sarif;
+
+pub use location::{locate, Location};
+
+use crate::diag::Report;
+
+/// Errors and warnings over every report of a run.
+pub fn totals(reports: &[Report]) -> (usize, usize) {
+    reports.iter().fold((0, 0), |(errors, warnings), report| {
+        (errors + report.errors(), warnings + report.warnings())
+    })
+}

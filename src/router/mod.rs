@@ -1,1 +1,41 @@
-//! placeholder
+//! The router runtime (issue "Router runtime"): route tables at run time,
+//! per-request expressions and their cache, admission, rejections and the
+//! routing loop's timing.
+//!
+//! ```text
+//! x-routing-method ──► Router::resolve ──► Resolved { definition, instance }
+//!                        │ absent: configured definition
+//!                        │ method-only: route table (4.4)
+//!                        │ with parameters: expression cache (5.6)
+//!                        ▼
+//!        Resolved::decide ── admission (3.9) ──► Balancer::decide
+//!                        ▼
+//!              WaitLoop::step ──► select / sleep / give up (2.2)
+//! ```
+//!
+//! Invariants: the request path never parses outside a cache miss and does
+//! not allocate per decision; a cache hit never waits for a build.
+
+mod admission;
+mod clock;
+mod engine;
+mod metrics;
+mod options;
+mod rejection;
+mod runtime;
+mod state;
+mod targets;
+mod wait;
+
+pub use admission::{check_affinity_key, check_input_work, input_work, InputWork};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use engine::Engine;
+pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
+pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
+pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
+pub use runtime::{is_expression, PendingResolution, Resolved, RouteRequest, Router, Source};
+pub use wait::{SleepKind, Step, WaitLoop, RECHECK_PERIOD, RETRY_SLEEP_MS, WAIT_CAP};
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/embedding.md")]
+struct EmbeddingDocs;

@@ -1,1 +1,7 @@
-//! Tests for the cli layer.
+//! Tests for the cli layer: renderers on hand-made reports, renderers on the
+//! diagnostics fixtures, and the real binary end to end.
+
+mod binary;
+mod fixtures;
+mod render;
+pub mod run;

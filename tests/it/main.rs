@@ -4,6 +4,7 @@ mod balancer;
 mod check;
 mod cli;
 mod config;
+mod docs;
 mod router;
 mod sim;
 mod syntax;

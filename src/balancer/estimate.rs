@@ -1,0 +1,238 @@
+//! Shared estimates (reference-behaviour.md 3.1, 3.2, 3.6.2): rates, queue
+//! and TTFT estimates, capacity, the queue-SLO limit and the comparators.
+//!
+//! Every f64 produced here is NaN-free: a NaN input becomes +inf, the worst
+//! value, so `total_cmp` orders scores as the spec's total order does.
+
+use super::{ClusterSnapshot, Request};
+use crate::ir::{Comparator, QueueSlo};
+use std::cmp::Ordering;
+use std::time::Duration;
+
+/// NaN is the worst score, like +inf.
+pub(crate) fn worst_if_nan(x: f64) -> f64 {
+    if x.is_nan() {
+        f64::INFINITY
+    } else {
+        x
+    }
+}
+
+/// A rate is valid when finite and > 0.
+pub(crate) fn valid_rate(rate: f64) -> Option<f64> {
+    (rate.is_finite() && rate > 0.0).then_some(rate)
+}
+
+/// `last_mean_input_tps` when it is a valid rate.
+pub fn tps(c: &ClusterSnapshot) -> Option<f64> {
+    valid_rate(c.last_mean_input_tps)
+}
+
+/// Seconds to process `work` tokens at `rate`: 0 for no work, +inf without
+/// a valid rate.
+pub fn processing_delay_s(work: u64, rate: Option<f64>) -> f64 {
+    match (work, rate) {
+        (0, _) => 0.0,
+        (_, None) => f64::INFINITY,
+        (w, Some(r)) => w as f64 / r,
+    }
+}
+
+/// A known engine limit with a slot left (reservations included).
+pub fn has_free_slot(c: &ClusterSnapshot) -> bool {
+    c.max_engine_concurrency > 0 && c.num_running_queries < c.max_engine_concurrency
+}
+
+/// The queue estimate of 3.1 steps 1-3, before "unknown" is resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueEstimate {
+    Ms(u64),
+    Unknown,
+}
+
+pub fn queue_estimate(c: &ClusterSnapshot, priority: u32) -> QueueEstimate {
+    if has_free_slot(c) {
+        return QueueEstimate::Ms(0);
+    }
+    if !c.queue_time_estimate_ms_by_priority.is_empty() {
+        // Greatest published priority <= p; the map is not trusted to be sorted.
+        let best = c
+            .queue_time_estimate_ms_by_priority
+            .iter()
+            .filter(|(p, _)| *p <= priority)
+            .max_by_key(|(p, _)| *p);
+        return QueueEstimate::Ms(best.map_or(0, |(_, ms)| *ms));
+    }
+    if c.queued_input_size == 0 {
+        return QueueEstimate::Ms(0);
+    }
+    match tps(c) {
+        Some(rate) => {
+            let ms = (c.queued_input_size as f64 / rate * 1000.0).ceil();
+            // `u64::MAX as f64` is 2^64, which itself does not fit.
+            if ms.is_finite() && ms < u64::MAX as f64 {
+                QueueEstimate::Ms(ms as u64)
+            } else {
+                QueueEstimate::Unknown
+            }
+        }
+        None => QueueEstimate::Unknown,
+    }
+}
+
+/// The queue estimate as a number of ms (3.1 step 4: unknown becomes the
+/// processing delay of the queued tokens, +inf without a valid rate).
+pub fn queue_ms(c: &ClusterSnapshot, priority: u32) -> f64 {
+    match queue_estimate(c, priority) {
+        QueueEstimate::Ms(ms) => ms as f64,
+        QueueEstimate::Unknown => processing_delay_s(c.queued_input_size, tps(c)) * 1000.0,
+    }
+}
+
+/// Prefill of `tokens` at scale `scale`: +inf without a valid rate, even at
+/// scale 0 (edge case 12).
+pub fn prefill_ms(c: &ClusterSnapshot, tokens: u64, scale: f64) -> f64 {
+    if tokens == 0 {
+        return 0.0;
+    }
+    match tps(c) {
+        Some(rate) => worst_if_nan(tokens as f64 * scale / rate * 1000.0),
+        None => f64::INFINITY,
+    }
+}
+
+/// The flags that only bucketing honours.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IgnoreFlags {
+    pub queue_time: bool,
+    pub input_processing_time: bool,
+}
+
+/// The TTFT estimates of one cluster for one request and prefill scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ttft {
+    pub queue_ms: f64,
+    /// rtt + queue + prefill, minus what the ignore flags drop.
+    pub bucket_ms: f64,
+    /// rtt + queue + scaled prefill; the flags never apply.
+    pub comparator_ms: f64,
+}
+
+pub fn ttft(
+    c: &ClusterSnapshot,
+    tokens: u64,
+    priority: u32,
+    scale: f64,
+    flags: IgnoreFlags,
+) -> Ttft {
+    let rtt = worst_if_nan(c.rtt_ms);
+    let queue = queue_ms(c, priority);
+    let prefill = prefill_ms(c, tokens, scale);
+    let bucket = rtt
+        + if flags.queue_time { 0.0 } else { queue }
+        + if flags.input_processing_time {
+            0.0
+        } else {
+            prefill
+        };
+    Ttft {
+        queue_ms: queue,
+        bucket_ms: worst_if_nan(bucket),
+        comparator_ms: worst_if_nan(rtt + queue + prefill),
+    }
+}
+
+/// Room for one more request under limit `max_queued` (unknown engine limit:
+/// never filtered; the addition saturates).
+pub fn has_capacity(c: &ClusterSnapshot, max_queued: u64) -> bool {
+    c.max_engine_concurrency == 0
+        || c.num_running_queries < c.max_engine_concurrency.saturating_add(max_queued)
+}
+
+/// Milliseconds of a duration as f64, exact for whole ms.
+pub fn duration_ms(d: Duration) -> f64 {
+    d.as_secs() as f64 * 1000.0 + f64::from(d.subsec_nanos()) / 1e6
+}
+
+/// The queue-SLO limit in ms at `elapsed` (3.6.2): interpolated over a
+/// non-zero request SLO, the ceiling otherwise. floor > ceil is kept.
+pub fn queue_limit_ms(slo: QueueSlo, request_slo_ms: Option<u64>, elapsed: Duration) -> f64 {
+    let floor = slo.floor_ms as f64;
+    let ceil = slo.ceil_ms as f64;
+    let phi = match request_slo_ms {
+        Some(total) if total > 0 => (duration_ms(elapsed) / total as f64).clamp(0.0, 1.0),
+        _ => 1.0,
+    };
+    floor + (ceil - floor) * phi
+}
+
+/// running / max(max_engine_concurrency, 1).
+pub fn utilization(c: &ClusterSnapshot) -> f64 {
+    c.num_running_queries as f64 / c.max_engine_concurrency.max(1) as f64
+}
+
+/// A standalone comparator score (3.2); `num-requests-queued` compares
+/// integers, so it is kept apart from the f64 scores.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Score {
+    Real(f64),
+    Count(u64),
+}
+
+impl Score {
+    pub fn compare(self, other: Score) -> Ordering {
+        match (self, other) {
+            (Score::Real(a), Score::Real(b)) => a.total_cmp(&b),
+            (Score::Count(a), Score::Count(b)) => a.cmp(&b),
+            // Never mixed within one comparator; keep an order anyway.
+            (Score::Count(_), Score::Real(_)) => Ordering::Less,
+            (Score::Real(_), Score::Count(_)) => Ordering::Greater,
+        }
+    }
+}
+
+/// The score of `comparator` for one cluster: `ttft` uses the unscaled
+/// prefill. Lower is better.
+pub fn score(comparator: Comparator, c: &ClusterSnapshot, request: &Request<'_>) -> Score {
+    let tokens = request.input_tokens.unwrap_or(0);
+    match comparator {
+        Comparator::Ttft => Score::Real(
+            ttft(c, tokens, request.priority, 1.0, IgnoreFlags::default()).comparator_ms,
+        ),
+        Comparator::QueueTime => Score::Real(queue_ms(c, request.priority)),
+        Comparator::InputWorkSeconds => input_work_seconds(c, tokens),
+        Comparator::Utilization => Score::Real(utilization(c)),
+        Comparator::NumRequestsQueued => Score::Count(c.queue_size),
+    }
+}
+
+pub(crate) fn input_work_seconds(c: &ClusterSnapshot, tokens: u64) -> Score {
+    Score::Real(processing_delay_s(
+        c.queued_input_size.saturating_add(tokens),
+        tps(c),
+    ))
+}
+
+/// PWW's least-queue-time comparator: queue estimate, then utilisation
+/// (raw running counts when either side has an unknown engine limit).
+pub fn least_queue_time(
+    a: &ClusterSnapshot,
+    a_queue_ms: f64,
+    b: &ClusterSnapshot,
+    b_queue_ms: f64,
+) -> Ordering {
+    a_queue_ms.total_cmp(&b_queue_ms).then_with(|| {
+        if a.max_engine_concurrency == 0 || b.max_engine_concurrency == 0 {
+            a.num_running_queries.cmp(&b.num_running_queries)
+        } else {
+            utilization(a).total_cmp(&utilization(b))
+        }
+    })
+}
+
+/// A wait of `ms` milliseconds as a duration, rounded up to whole
+/// nanoseconds so it is never 0; `None` when it cannot be one (edge case 8).
+pub fn wait_from_ms(ms: f64) -> Option<Duration> {
+    let ns = (ms * 1e6).ceil();
+    (ns.is_finite() && ns > 0.0 && ns < u64::MAX as f64).then(|| Duration::from_nanos(ns as u64))
+}

@@ -1,0 +1,146 @@
+//! The Pulsar ranking (reference-behaviour.md 3.7.1-3.7.3, 3.7.5) and
+//! feasibility (3.7.4), shared by pulsar, PWW and the legacy band walk.
+//!
+//! Rankings are cached per affinity key for the current target, ordered
+//! candidate ids and weight bit patterns: up to 4096 keys FIFO; once full a
+//! key is admitted after its second miss; keys over 256 bytes bypass.
+
+use super::fifo::{FifoMap, Probation, CAPACITY, MAX_CACHED_KEY_BYTES};
+use super::target::TargetKey;
+use super::{estimate, hash, is_excluded, ClusterSnapshot, Request, Scratch};
+use crate::ir::RendezvousWeight;
+use std::sync::Mutex;
+
+/// The selected weight when finite and > 0; otherwise the cluster is not
+/// ranked (no fallback from maximum to mean).
+pub fn weight(c: &ClusterSnapshot, which: RendezvousWeight) -> Option<f64> {
+    match which {
+        RendezvousWeight::MaxInputTps => c.max_input_tps.and_then(estimate::valid_rate),
+        RendezvousWeight::LastMeanInputTps => estimate::valid_rate(c.last_mean_input_tps),
+    }
+}
+
+/// The Pulsar score w / e, or `None` when unranked for this key.
+pub fn score(w: f64, h: u64) -> Option<f64> {
+    let e = hash::exponential(h);
+    (e.is_finite() && e > 0.0).then(|| w / e)
+}
+
+/// Why a ranked cluster cannot take the request (3.7.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feasibility {
+    Eligible,
+    Excluded,
+    /// KV checks are on and the request has no input tokens.
+    NoInputTokens,
+    /// Skipped for KV: metrics absent or too few free tokens.
+    KvSkip,
+}
+
+pub fn feasibility(c: &ClusterSnapshot, request: &Request<'_>, consider_kv: bool) -> Feasibility {
+    if is_excluded(request, &c.id) {
+        return Feasibility::Excluded;
+    }
+    if !consider_kv {
+        return Feasibility::Eligible;
+    }
+    let Some(tokens) = request.input_tokens else {
+        return Feasibility::NoInputTokens;
+    };
+    let absent = c.kv_cache_capacity_tokens == 0
+        && c.kv_cache_used_tokens == 0
+        && c.kv_cache_free_tokens == 0;
+    if absent || c.kv_cache_free_tokens < tokens {
+        Feasibility::KvSkip
+    } else {
+        Feasibility::Eligible
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    target: TargetKey,
+    rankings: FifoMap<Vec<usize>>,
+    probation: Probation,
+}
+
+/// Ranks candidates for a seed and weight, with the per-instance cache.
+#[derive(Debug)]
+pub struct Ranker {
+    seed: String,
+    weight: RendezvousWeight,
+    state: Mutex<State>,
+}
+
+impl Ranker {
+    pub fn new(seed: &str, weight: RendezvousWeight) -> Self {
+        Ranker {
+            seed: seed.to_owned(),
+            weight,
+            state: Mutex::new(State {
+                target: TargetKey::default(),
+                rankings: FifoMap::new(CAPACITY),
+                probation: Probation::new(CAPACITY),
+            }),
+        }
+    }
+
+    /// Fills `scratch.ranking` with candidate positions, best first.
+    pub fn rank(&self, request: &Request<'_>, clusters: &[ClusterSnapshot], scratch: &mut Scratch) {
+        let key = request.cache_affinity_key.unwrap_or("");
+        if key.len() > MAX_CACHED_KEY_BYTES {
+            self.compute(request, clusters, scratch);
+            return;
+        }
+        let which = self.weight;
+        let bits = |c: &ClusterSnapshot| weight(c, which).map(f64::to_bits);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *state;
+        if !state.target.matches(request, clusters, bits) {
+            state.target.set(request, clusters, bits);
+            state.rankings.clear();
+            state.probation.clear();
+        }
+        if let Some(cached) = state.rankings.get(key) {
+            scratch.ranking.clear();
+            scratch.ranking.extend_from_slice(cached);
+            return;
+        }
+        self.compute(request, clusters, scratch);
+        if !state.rankings.is_full() || state.probation.second_miss(key) {
+            state.rankings.insert(key, scratch.ranking.clone());
+        }
+    }
+
+    /// A direct score scan: hash, score and sort every weighted candidate.
+    pub fn compute(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        scratch: &mut Scratch,
+    ) {
+        let scored = &mut scratch.scored;
+        let bytes = &mut scratch.bytes;
+        scored.clear();
+        hash::start(bytes, &self.seed, request.routing_key, request.model);
+        let key = request.cache_affinity_key.unwrap_or("");
+        hash::push_tag(bytes, "cache_affinity_key", key.as_bytes());
+        for (pos, c) in clusters.iter().enumerate() {
+            let Some(w) = weight(c, self.weight) else {
+                continue;
+            };
+            let h = hash::hash_with(bytes, "cluster_id", c.id.as_bytes());
+            if let Some(s) = score(w, h) {
+                scored.push((s, pos));
+            }
+        }
+        // Descending score, ties by ascending cluster id, then position.
+        scored.sort_unstable_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| clusters[a.1].id.cmp(&clusters[b.1].id))
+                .then(a.1.cmp(&b.1))
+        });
+        scratch.ranking.clear();
+        scratch.ranking.extend(scored.iter().map(|&(_, pos)| pos));
+    }
+}

@@ -1,0 +1,138 @@
+//! The wait-and-widen cache-affinity ring (reference-behaviour.md 3.6.6):
+//! virtual-node points per cluster, a key point, and a clockwise walk that
+//! collects the affinity group. One ring per instance for the current
+//! target and ordered candidate ids; up to 4096 per-key groups, FIFO.
+
+use super::fifo::{FifoMap, CAPACITY, MAX_CACHED_KEY_BYTES};
+use super::hash;
+use super::target::TargetKey;
+use super::{ClusterSnapshot, Request};
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// Guard against absurd virtual-node counts (JSON has no upper bound): the
+/// ring never holds more points than this. Realistic rings (V <= 1024 at
+/// 1000 clusters) are far below it and unaffected.
+pub const MAX_RING_POINTS: usize = 1 << 22;
+
+#[derive(Debug)]
+struct State {
+    target: TargetKey,
+    /// (hash, candidate position), sorted by (hash, cluster id, position).
+    points: Vec<(u64, usize)>,
+    groups: FifoMap<Vec<usize>>,
+}
+
+#[derive(Debug)]
+pub struct Ring {
+    seed: String,
+    virtual_nodes: u64,
+    state: Mutex<State>,
+}
+
+impl Ring {
+    pub fn new(seed: &str, virtual_nodes: u64) -> Self {
+        Ring {
+            seed: seed.to_owned(),
+            virtual_nodes: virtual_nodes.max(1),
+            state: Mutex::new(State {
+                target: TargetKey::default(),
+                points: Vec::new(),
+                groups: FifoMap::new(CAPACITY),
+            }),
+        }
+    }
+
+    /// Fills `group` with the positions of the affinity order for `key`:
+    /// min(k, distinct clusters) members, primary first.
+    pub fn group(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        key: &str,
+        k: u64,
+        bytes: &mut Vec<u8>,
+        group: &mut Vec<usize>,
+    ) {
+        group.clear();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *state;
+        if !state.target.matches(request, clusters, |_| None) {
+            state.target.set(request, clusters, |_| None);
+            self.build(state, request, clusters, bytes);
+            state.groups.clear();
+        }
+        if let Some(cached) = state.groups.get(key) {
+            group.extend_from_slice(cached);
+            return;
+        }
+        walk(
+            &state.points,
+            clusters.len(),
+            k,
+            self.keypoint(request, key, bytes),
+            group,
+        );
+        if key.len() <= MAX_CACHED_KEY_BYTES {
+            state.groups.insert(key, group.clone());
+        }
+    }
+
+    fn keypoint(&self, request: &Request<'_>, key: &str, bytes: &mut Vec<u8>) -> u64 {
+        hash::start(bytes, &self.seed, request.routing_key, request.model);
+        hash::hash_with(bytes, "cache_affinity_key", key.as_bytes())
+    }
+
+    fn build(
+        &self,
+        state: &mut State,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        bytes: &mut Vec<u8>,
+    ) {
+        // A duplicated id is one cluster: only its first position gets points.
+        let mut seen = HashSet::new();
+        let distinct: Vec<usize> = (0..clusters.len())
+            .filter(|&i| seen.insert(clusters[i].id.as_str()))
+            .collect();
+        let per_cluster = (MAX_RING_POINTS / distinct.len().max(1)).max(1) as u64;
+        let v_count = self.virtual_nodes.min(per_cluster);
+        state.points.clear();
+        hash::start(bytes, &self.seed, request.routing_key, request.model);
+        let prefix = bytes.len();
+        for &i in &distinct {
+            hash::push_tag(bytes, "cluster_id", clusters[i].id.as_bytes());
+            for v in 0..v_count {
+                let h = hash::hash_with(bytes, "virtual_node", &v.to_le_bytes());
+                state.points.push((h, i));
+            }
+            bytes.truncate(prefix);
+        }
+        state.points.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| clusters[a.1].id.cmp(&clusters[b.1].id))
+                .then(a.1.cmp(&b.1))
+        });
+    }
+}
+
+/// Walks clockwise from the first point >= `keypoint`, collecting distinct
+/// clusters until `k` (or all) are collected.
+fn walk(points: &[(u64, usize)], n: usize, k: u64, keypoint: u64, group: &mut Vec<usize>) {
+    if points.is_empty() {
+        return;
+    }
+    let start = points.partition_point(|p| p.0 < keypoint);
+    let want = usize::try_from(k).unwrap_or(usize::MAX).min(n);
+    let mut taken = vec![false; n];
+    for step in 0..points.len() {
+        if group.len() >= want {
+            break;
+        }
+        let pos = points[(start + step) % points.len()].1;
+        if let Some(t) = taken.get_mut(pos).filter(|t| !**t) {
+            *t = true;
+            group.push(pos);
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! wait-and-widen (reference-behaviour.md 3.6.7): bucketed selection over
+//! the affinity group until the affinity wait X ends, then over all
+//! candidates. The two-candidate shortcut (3.6.4) and the fast path (3.6.5)
+//! are optimisations with identical results, so the general path serves
+//! both: same unlock rule, same capacity filter, same sampling.
+
+use super::bucket::{self, Compare, Outcome, Phase};
+use super::estimate;
+use super::ring::Ring;
+use super::{min_wait, Choice, ClusterSnapshot, Decision, Request, Scratch};
+use crate::ir::WaitAndWidenSettings;
+use rand::RngCore;
+use std::time::Duration;
+
+#[derive(Debug)]
+pub struct WaitAndWiden {
+    settings: WaitAndWidenSettings,
+    ring: Ring,
+}
+
+impl WaitAndWiden {
+    pub fn new(settings: &WaitAndWidenSettings) -> Self {
+        WaitAndWiden {
+            ring: Ring::new(&settings.seed, settings.cache_affinity_virtual_nodes),
+            settings: settings.clone(),
+        }
+    }
+
+    pub fn decide(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> Decision {
+        if clusters.is_empty() {
+            return Decision::Unavailable;
+        }
+        let s = &self.settings;
+        let elapsed_ms = estimate::duration_ms(request.elapsed);
+        let queue_limit_ms = s
+            .bucket
+            .queue_slo()
+            .map(|slo| estimate::queue_limit_ms(slo, request.request_slo_ms, request.elapsed));
+        let phase = |scale: f64, unlock_ms: f64| Phase {
+            settings: &s.bucket,
+            scale,
+            unlock_ms,
+            max_queued: s.bucket.max_queued,
+            compare: Compare::Configured(s.comparator),
+            queue_limit_ms,
+        };
+        let all = |scratch: &mut Scratch| {
+            scratch.members.clear();
+            scratch.members.extend(0..clusters.len());
+        };
+
+        let group_size = match (
+            request.cache_affinity_key,
+            s.cache_affinity_backend_selection_count,
+        ) {
+            (Some(key), Some(k)) if k > 0 => {
+                self.ring.group(
+                    request,
+                    clusters,
+                    key,
+                    k,
+                    &mut scratch.bytes,
+                    &mut scratch.members,
+                );
+                scratch.members.len()
+            }
+            _ => 0,
+        };
+        if group_size == 0 {
+            // B: affinity not active.
+            all(scratch);
+            let outcome = bucket::select(
+                &phase(1.0, elapsed_ms),
+                request,
+                clusters,
+                &scratch.members,
+                &mut scratch.entries,
+                rng,
+            );
+            return finish(outcome, 1);
+        }
+
+        // A.1: the group, at the affinity prefill scale, clock since arrival.
+        let group = bucket::select(
+            &phase(s.cache_affinity_input_tokens_scale, elapsed_ms),
+            request,
+            clusters,
+            &scratch.members,
+            &mut scratch.entries,
+            rng,
+        );
+        if let Outcome::Selected(_) = group {
+            return finish(group, 1);
+        }
+        // A.2: always wait until X, even when the group is unavailable.
+        let x = Duration::from_millis(s.cache_affinity_wait_ms);
+        if request.elapsed < x {
+            let until_x = x - request.elapsed;
+            return Decision::Wait(min_wait(group.wait(), Some(until_x)).unwrap_or(until_x));
+        }
+        // A.3: everyone, full prefill, clock since X.
+        all(scratch);
+        let global = bucket::select(
+            &phase(1.0, estimate::duration_ms(request.elapsed - x)),
+            request,
+            clusters,
+            &scratch.members,
+            &mut scratch.entries,
+            rng,
+        );
+        let depth = u32::try_from(group_size)
+            .unwrap_or(u32::MAX)
+            .saturating_add(1);
+        match global {
+            Outcome::Selected(_) => finish(global, depth),
+            _ => {
+                min_wait(global.wait(), group.wait()).map_or(Decision::Unavailable, Decision::Wait)
+            }
+        }
+    }
+}
+
+fn finish(outcome: Outcome, rank_depth: u32) -> Decision {
+    match outcome {
+        Outcome::Selected(index) => Decision::Selected(Choice {
+            index,
+            rank_depth,
+            selected_after_kv_free_tokens_skip: false,
+        }),
+        Outcome::Wait(d) => Decision::Wait(d),
+        Outcome::Unavailable => Decision::Unavailable,
+    }
+}

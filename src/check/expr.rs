@@ -1,0 +1,300 @@
+//! Checking one parsed expression against a base configuration, in
+//! stargate's precedence (reference-behaviour.md 5.3-5.5), reporting every
+//! problem in that order so the first error is the one stargate returns.
+
+use super::lower::{build_policy, field_of_builder_error};
+use super::schema::{algorithm_list, get, set, Field, Typed};
+use super::suggest::did_you_mean;
+use super::value::{check_expression_range, type_value};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::ir::{Algorithm, AlgorithmConfig, NameMatch, Policy, ALIASES};
+use crate::syntax::ast::{Arg, Expr};
+
+/// Where an expression comes from: the parameter table differs slightly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Context {
+    /// `x-routing-method`, `routex check`: stargate's table exactly.
+    Request,
+    /// A route-file entry: also `rendezvous_weight`, which lb-config.json
+    /// carries (see docs/configuration.md).
+    RouteFile,
+}
+
+impl Context {
+    fn algorithms(self, field: Field) -> &'static [Algorithm] {
+        match self {
+            Context::Request => field.expression_algorithms(),
+            Context::RouteFile => field.route_file_algorithms(),
+        }
+    }
+}
+
+/// The outcome of checking one expression.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The base configuration the expression applied to.
+    pub base: AlgorithmConfig,
+    /// The base with the expression's parameters applied.
+    pub config: AlgorithmConfig,
+    /// The fields the expression set, in source order.
+    pub set_by_expression: Vec<Field>,
+    /// The built policy; `None` when any error was found.
+    pub policy: Option<Policy>,
+}
+
+/// Recognises a method name (case-insensitive, `_` as `-`, aliases with a
+/// warning), or reports `unknown_method`.
+pub fn check_method(expr: &Expr, diags: &mut Vec<Diagnostic>) -> Option<Algorithm> {
+    let raw = &expr.method.node;
+    let span = expr.method.span;
+    match Algorithm::from_header_name(raw) {
+        Some((alg, NameMatch::Canonical)) => Some(alg),
+        Some((alg, NameMatch::Alias)) => {
+            diags.push(
+                Diagnostic::new(
+                    Code::DeprecatedAlias,
+                    span,
+                    format!("'{}' is a deprecated alias of {alg}", raw.trim()),
+                )
+                .with_help(format!("write `{alg}`")),
+            );
+            Some(alg)
+        }
+        None => {
+            let names = Algorithm::ALL
+                .iter()
+                .map(|a| a.name())
+                .chain(ALIASES.iter().map(|(n, _)| *n));
+            let mut d = Diagnostic::new(
+                Code::UnknownMethod,
+                span,
+                format!("unknown routing method '{raw}'"),
+            );
+            d = match did_you_mean(raw.trim(), names) {
+                Some(name) => d.with_help(format!("did you mean `{name}`?")),
+                None => d.with_help(format!(
+                    "routing methods: {}",
+                    algorithm_list(&Algorithm::ALL)
+                )),
+            };
+            diags.push(d);
+            None
+        }
+    }
+}
+
+/// Checks an expression: method, base (`base_of` is `None` for an
+/// unavailable algorithm), parameters, bound pairing, builder; appends every
+/// diagnostic. `None` only when the method is unknown.
+pub fn check_expr(
+    expr: &Expr,
+    context: Context,
+    base_of: &dyn Fn(Algorithm) -> Option<AlgorithmConfig>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Checked> {
+    let errors_before = diags.iter().filter(|d| d.is_error()).count();
+    let alg = check_method(expr, diags)?;
+    let base = match base_of(alg) {
+        Some(base) => base,
+        None => {
+            diags.push(Diagnostic::new(
+                Code::Unavailable,
+                expr.method.span,
+                format!("routing method {alg} is not configured for this model"),
+            ));
+            AlgorithmConfig::named(alg)
+        }
+    };
+    let mut config = base.clone();
+    let mut set_by_expression = Vec::new();
+    let mut set_args: Vec<(Field, &Arg)> = Vec::new();
+    for arg in &expr.args {
+        if let Some((field, value)) = check_arg(arg, alg, context, diags) {
+            set(&mut config.fields, field, value);
+            set_by_expression.push(field);
+            set_args.push((field, arg));
+        }
+    }
+    let arg_span = |wanted: &[Field]| {
+        set_args
+            .iter()
+            .find(|(f, _)| wanted.contains(f))
+            .map(|(_, a)| a.span)
+    };
+    let bounds = [Field::MaxQueueTimeFloorMs, Field::MaxQueueTimeCeilMs];
+    let both_bounds = config.fields.max_queue_time_floor_ms.is_some()
+        && config.fields.max_queue_time_ceil_ms.is_some();
+    if let Some(span) = arg_span(&bounds).filter(|_| !both_bounds) {
+        diags.push(
+            Diagnostic::new(
+                Code::InertCombination,
+                span,
+                "max_queue_time_floor_ms and max_queue_time_ceil_ms must both be configured",
+            )
+            .with_help("set the other bound too; a bound in the base configuration also counts"),
+        );
+    }
+    let errors_now = diags.iter().filter(|d| d.is_error()).count();
+    let policy = if errors_now == errors_before {
+        match build_policy(&config) {
+            Ok(policy) => Some(policy),
+            Err(message) => {
+                let span = field_of_builder_error(&config, &message)
+                    .and_then(|f| arg_span(&[f]))
+                    .unwrap_or(expr.span);
+                diags.push(Diagnostic::new(Code::InvalidValue, span, message));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    warn_semantics(alg, &config, &set_args, expr.span, diags);
+    Some(Checked {
+        base,
+        config,
+        set_by_expression,
+        policy,
+    })
+}
+
+/// One `name=value`: applicability, then kind, then range.
+fn check_arg(
+    arg: &Arg,
+    alg: Algorithm,
+    context: Context,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(Field, Typed)> {
+    let name = arg.name.node.as_str();
+    let field = Field::from_name(name).filter(|f| !context.algorithms(*f).is_empty());
+    let Some(field) = field else {
+        let applicable = Field::ALL
+            .into_iter()
+            .filter(|f| context.algorithms(*f).contains(&alg))
+            .map(Field::name);
+        let mut d = Diagnostic::new(
+            Code::UnknownParameter,
+            arg.name.span,
+            format!("unknown parameter '{name}' for algorithm {alg}"),
+        );
+        if let Some(best) = did_you_mean(name, applicable) {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        }
+        diags.push(d);
+        return None;
+    };
+    let algorithms = context.algorithms(field);
+    if !algorithms.contains(&alg) {
+        diags.push(
+            Diagnostic::new(
+                Code::NotApplicable,
+                arg.name.span,
+                format!("{name} is not applicable to {alg}"),
+            )
+            .with_help(format!("{name} applies to: {}", algorithm_list(algorithms))),
+        );
+        return None;
+    }
+    let with_range = |d: Diagnostic| match field.expression_range() {
+        Some(range) => d.with_help(range),
+        None => d.with_help(format!("accepted: {}", field.kind().describe())),
+    };
+    let value = match type_value(field, &arg.value.node) {
+        Ok(v) => v,
+        Err(message) => {
+            diags.push(with_range(Diagnostic::new(
+                Code::InvalidValue,
+                arg.value.span,
+                message,
+            )));
+            return None;
+        }
+    };
+    if let Err((code, message)) = check_expression_range(field, &value) {
+        diags.push(with_range(Diagnostic::new(code, arg.value.span, message)));
+        return None;
+    }
+    Some((field, value))
+}
+
+/// Legal but surprising settings (language.md 3).
+fn warn_semantics(
+    alg: Algorithm,
+    config: &AlgorithmConfig,
+    set_args: &[(Field, &Arg)],
+    whole: Span,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let span_of = |wanted: &[Field]| {
+        set_args
+            .iter()
+            .find(|(f, _)| wanted.contains(f))
+            .map(|(_, a)| a.span)
+    };
+    if let Some(d) = floor_above_ceil(&config.fields, || {
+        span_of(&[Field::MaxQueueTimeFloorMs, Field::MaxQueueTimeCeilMs]).unwrap_or(whole)
+    }) {
+        diags.push(d);
+    }
+    let waits = [
+        Field::CacheAffinityWaitMs,
+        Field::BandWidenIntervalMs,
+        Field::FallbackMaxQueued,
+    ];
+    if let Some(span) = span_of(&waits) {
+        if let Some(d) = no_queue_slo(alg, &config.fields, span) {
+            diags.push(d);
+        }
+    }
+}
+
+/// `floor_above_ceil` when both bounds are set and the floor is higher.
+pub fn floor_above_ceil(
+    fields: &crate::ir::FieldSet,
+    span: impl FnOnce() -> Span,
+) -> Option<Diagnostic> {
+    match (
+        fields.max_queue_time_floor_ms,
+        fields.max_queue_time_ceil_ms,
+    ) {
+        (Some(floor), Some(ceil)) if floor > ceil => Some(
+            Diagnostic::new(
+                Code::FloorAboveCeil,
+                span(),
+                format!(
+                    "max_queue_time_floor_ms {floor} is above max_queue_time_ceil_ms {ceil}: \
+                     the queue-time limit shrinks as the request ages"
+                ),
+            )
+            .with_help("swap the two values unless a shrinking limit is intended"),
+        ),
+        _ => None,
+    }
+}
+
+/// `no_queue_slo` for PWW wait/overflow fields without both bounds.
+pub fn no_queue_slo(
+    alg: Algorithm,
+    fields: &crate::ir::FieldSet,
+    span: Span,
+) -> Option<Diagnostic> {
+    let has_slo =
+        fields.max_queue_time_floor_ms.is_some() && fields.max_queue_time_ceil_ms.is_some();
+    let sets_waits = [
+        Field::CacheAffinityWaitMs,
+        Field::BandWidenIntervalMs,
+        Field::FallbackMaxQueued,
+    ]
+    .into_iter()
+    .any(|f| get(fields, f).is_some());
+    (alg == Algorithm::PulsarWaitAndWiden && sets_waits && !has_slo).then(|| {
+        Diagnostic::new(
+            Code::NoQueueSlo,
+            span,
+            "pulsar-wait-and-widen without a queue SLO selects a feasible primary at once: \
+             cache_affinity_wait_ms, band_widen_interval_ms and fallback_max_queued act only \
+             when the primary is ineligible",
+        )
+        .with_help("set both max_queue_time_floor_ms and max_queue_time_ceil_ms")
+    })
+}

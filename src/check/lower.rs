@@ -1,0 +1,138 @@
+//! The start-up builder: configured fields -> resolved policy, with the
+//! defaults and normalisations of reference-behaviour.md 3.6.1, 3.8.2 and 4.3.
+
+use super::schema::{configured, Field};
+use crate::ir::{
+    Admission, Algorithm, AlgorithmConfig, BucketSettings, FieldSet, Policy, PowerOfNSettings,
+    PulsarSettings, PulsarWaitAndWidenSettings, Settings, WaitAndWidenSettings, IR_VERSION,
+};
+
+/// Resolves a configured algorithm; the error names the offending field.
+pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
+    let alg = config.algorithm;
+    let f = &config.fields;
+    let mut unsupported: Vec<&str> = configured(f)
+        .into_iter()
+        .filter(|field| !field.json_algorithms().contains(&alg))
+        .map(Field::name)
+        .collect();
+    if !unsupported.is_empty() {
+        unsupported.sort_unstable();
+        return Err(format!(
+            "{alg} config does not support field(s): {}",
+            unsupported.join(", ")
+        ));
+    }
+    if alg == Algorithm::WaitAndWiden {
+        for (field, set) in [
+            (
+                Field::BandWidenIntervalMs,
+                f.band_widen_interval_ms.is_some(),
+            ),
+            (Field::FallbackMaxQueued, f.fallback_max_queued.is_some()),
+        ] {
+            if set {
+                return Err(format!(
+                    "{} is only supported for pulsar-wait-and-widen, not wait-and-widen",
+                    field.name()
+                ));
+            }
+        }
+    }
+    if alg == Algorithm::PulsarWaitAndWiden && f.comparator.is_some() {
+        return Err("comparator is not supported for pulsar-wait-and-widen".to_string());
+    }
+    let consider_kv = f.consider_kv_free_tokens.unwrap_or(false);
+    let admission = Admission {
+        require_cache_affinity_key: f.require_cache_affinity_key.unwrap_or(false),
+        require_input_tokens: f.require_input_tokens.unwrap_or(false) || consider_kv,
+        max_input_work_seconds: f.max_input_work_seconds,
+    };
+    let settings = match alg {
+        Algorithm::PowerOfN => {
+            let sample_count = f.sample_count.unwrap_or(2);
+            if !(1..=64).contains(&sample_count) {
+                return Err(format!(
+                    "power-of-n sample_count must be between 1 and 64, got {sample_count}"
+                ));
+            }
+            Settings::PowerOfN(PowerOfNSettings {
+                sample_count,
+                comparator: f.comparator.unwrap_or_default(),
+            })
+        }
+        Algorithm::RoundRobin => Settings::RoundRobin {},
+        Algorithm::Random => Settings::Random {},
+        Algorithm::Pulsar => Settings::Pulsar(PulsarSettings {
+            seed: f.seed.clone().unwrap_or_default(),
+            consider_kv_free_tokens: consider_kv,
+            rendezvous_weight: f.rendezvous_weight.unwrap_or_default(),
+        }),
+        Algorithm::WaitAndWiden => Settings::WaitAndWiden(WaitAndWidenSettings {
+            seed: f.seed.clone().unwrap_or_default(),
+            comparator: f.comparator.unwrap_or_default(),
+            cache_affinity_virtual_nodes: f.cache_affinity_virtual_nodes.unwrap_or(150).max(1),
+            cache_affinity_backend_selection_count: f
+                .cache_affinity_backend_selection_count
+                .filter(|k| *k > 0),
+            cache_affinity_input_tokens_scale: scale(f)?,
+            cache_affinity_wait_ms: f.cache_affinity_wait_ms.unwrap_or(0),
+            bucket: bucket(f),
+        }),
+        Algorithm::PulsarWaitAndWiden => {
+            let wait = f.cache_affinity_wait_ms.unwrap_or(0);
+            Settings::PulsarWaitAndWiden(PulsarWaitAndWidenSettings {
+                seed: f.seed.clone().unwrap_or_default(),
+                consider_kv_free_tokens: consider_kv,
+                rendezvous_weight: f.rendezvous_weight.unwrap_or_default(),
+                cache_affinity_backend_selection_count: f
+                    .cache_affinity_backend_selection_count
+                    .unwrap_or(1)
+                    .max(1),
+                cache_affinity_input_tokens_scale: scale(f)?,
+                cache_affinity_wait_ms: wait,
+                band_widen_interval_ms: f.band_widen_interval_ms.unwrap_or(wait),
+                fallback_max_queued: f.fallback_max_queued.unwrap_or(0),
+                bucket: bucket(f),
+            })
+        }
+    };
+    Ok(Policy {
+        version: IR_VERSION,
+        algorithm: alg,
+        admission,
+        settings,
+    })
+}
+
+fn scale(f: &FieldSet) -> Result<f64, String> {
+    let s = f.cache_affinity_input_tokens_scale.unwrap_or(1.0);
+    if (0.0..=1.0).contains(&s) {
+        Ok(s)
+    } else {
+        Err(format!(
+            "cache_affinity_input_tokens_scale must be between 0.0 and 1.0, got {s}"
+        ))
+    }
+}
+
+fn bucket(f: &FieldSet) -> BucketSettings {
+    BucketSettings {
+        n: f.n.unwrap_or(2).max(1),
+        max_queued: f.max_queued.unwrap_or(0),
+        ttft_bucket_size_ms: f.ttft_bucket_size_ms.unwrap_or(20),
+        next_bucket_unlock_factor: f.next_bucket_unlock_factor.unwrap_or(0.25),
+        max_queue_time_floor_ms: f.max_queue_time_floor_ms,
+        max_queue_time_ceil_ms: f.max_queue_time_ceil_ms,
+        ignore_queue_time: f.ignore_queue_time.unwrap_or(false),
+        ignore_input_processing_time: f.ignore_input_processing_time.unwrap_or(false),
+    }
+}
+
+/// The field a builder message is about, so a caller can point at it.
+pub fn field_of_builder_error(config: &AlgorithmConfig, message: &str) -> Option<Field> {
+    let mut fields = configured(&config.fields);
+    // Longest names first: `n` must not match inside another name.
+    fields.sort_by_key(|f| std::cmp::Reverse(f.name().len()));
+    fields.into_iter().find(|f| message.contains(f.name()))
+}

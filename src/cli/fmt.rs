@@ -1,0 +1,114 @@
+//! `routex fmt`: canonical call form (or header form) of expressions, and
+//! canonical layout of route files.
+//!
+//! An argument naming an existing path is a file (only `*.routes` can be
+//! formatted); anything else is an expression. Formatted text goes to stdout;
+//! with `--check` nothing is printed but the inputs that are not formatted,
+//! one `NAME: not formatted` line each, and the exit status is 1 if any.
+//! Diagnostics go to stderr.
+
+use super::input::read_text;
+use super::output::{self, emit, status, usage_error, Stream};
+use super::Format;
+use crate::diag::{Diagnostic, Report};
+use clap::Args;
+use std::path::Path;
+
+#[derive(Debug, Args)]
+pub struct FmtArgs {
+    /// Exit 1 if an input is not already in canonical form (prints nothing else).
+    #[arg(long)]
+    pub check: bool,
+    /// Print expressions in header form (`x-routing-method` value).
+    #[arg(long)]
+    pub header: bool,
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Expressions or `*.routes` files.
+    #[arg(required = true, value_name = "EXPR|FILE")]
+    pub inputs: Vec<String>,
+}
+
+/// One input, read and named.
+struct Source {
+    name: String,
+    text: String,
+    is_file: bool,
+}
+
+pub fn run(args: &FmtArgs) -> i32 {
+    let mut sources = Vec::new();
+    for (i, input) in args.inputs.iter().enumerate() {
+        match classify(i, input, args.header) {
+            Ok(source) => sources.push(source),
+            Err(code) => return code,
+        }
+    }
+    let mut reports = Vec::new();
+    let mut out = String::new();
+    let mut unformatted = false;
+    for source in &sources {
+        let formatted = if source.is_file {
+            crate::syntax::format_route_file(&source.text)
+        } else {
+            crate::syntax::format_expression(&source.text, args.header)
+        };
+        match formatted {
+            Ok(formatted) if args.check => {
+                if formatted != source.text {
+                    unformatted = true;
+                    out.push_str(&format!("{}: not formatted\n", source.name));
+                }
+            }
+            Ok(formatted) => {
+                out.push_str(&formatted);
+                if !formatted.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            Err(diagnostics) => reports.push(report(source, diagnostics)),
+        }
+    }
+    output::stdout(&out);
+    if !reports.is_empty() {
+        emit(&reports, args.format, Stream::Stderr, "input", true);
+    }
+    match status(&reports, false) {
+        output::OK if unformatted => output::FAILED,
+        code => code,
+    }
+}
+
+fn classify(index: usize, input: &str, header: bool) -> Result<Source, i32> {
+    let path = Path::new(input);
+    let looks_like_file = input.ends_with(".routes") && !input.contains(['(', ';']);
+    if !path.exists() && !looks_like_file {
+        return Ok(Source {
+            name: format!("arg:{}", index + 1),
+            text: input.to_string(),
+            is_file: false,
+        });
+    }
+    if !input.ends_with(".routes") {
+        return Err(usage_error(format!(
+            "{input}: fmt formats *.routes files and expressions"
+        )));
+    }
+    if header {
+        return Err(usage_error(format!(
+            "{input}: --header applies to expressions, not route files"
+        )));
+    }
+    let text = read_text(path).map_err(usage_error)?;
+    Ok(Source {
+        name: input.to_string(),
+        text,
+        is_file: true,
+    })
+}
+
+fn report(source: &Source, diagnostics: Vec<Diagnostic>) -> Report {
+    let mut report = Report::new(&source.name, &source.text);
+    report.diagnostics = diagnostics;
+    report
+}

@@ -1,0 +1,98 @@
+//! Printing a run's reports in the chosen format, and the exit status.
+//!
+//! Writes ignore errors (a closed pipe such as `routex lint | head` must not
+//! panic the way `print!` does).
+
+use super::Format;
+use crate::diag::Report;
+use crate::render::{github, human, json, sarif, totals};
+use std::io::{IsTerminal, Write};
+
+/// Exit status: no error (and no error-promoted warning).
+pub const OK: i32 = 0;
+/// Exit status: an error diagnostic, or a warning under `--deny-warnings`.
+pub const FAILED: i32 = 1;
+/// Exit status: usage or I/O error.
+pub const USAGE: i32 = 2;
+
+/// Which stream diagnostics go to: stdout when they are the command's
+/// product (check, lint), stderr when stdout carries something else (fmt,
+/// build, import, explain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+pub fn stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+pub fn stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
+
+/// Prints a one-line usage or I/O error and returns [`USAGE`].
+pub fn usage_error(message: impl std::fmt::Display) -> i32 {
+    stderr(&format!("routex: {message}\n"));
+    USAGE
+}
+
+/// Renders `reports` in `format` to `stream`. The human format ends with a
+/// summary line counting `noun`s (e.g. "file", "expression") unless `quiet`
+/// is set and there is nothing to report.
+pub fn emit(reports: &[Report], format: Format, stream: Stream, noun: &str, quiet: bool) {
+    let text = match format {
+        Format::Human => {
+            let mut text = human::render(reports, human_style(stream));
+            let (errors, warnings) = totals(reports);
+            if !(quiet && errors + warnings == 0) {
+                text.push_str(&human::summary(errors, warnings, reports.len(), noun));
+            }
+            text
+        }
+        Format::Json => json::render(reports),
+        Format::Github => github::render(reports),
+        Format::Sarif => sarif::render(reports),
+    };
+    match stream {
+        Stream::Stdout => stdout(&text),
+        Stream::Stderr => stderr(&text),
+    }
+}
+
+/// [`OK`] or [`FAILED`] for a run's reports.
+pub fn status(reports: &[Report], deny_warnings: bool) -> i32 {
+    let (errors, warnings) = totals(reports);
+    if errors > 0 || (deny_warnings && warnings > 0) {
+        FAILED
+    } else {
+        OK
+    }
+}
+
+/// Fancy (unicode, colours) only when the stream is a terminal.
+fn human_style(stream: Stream) -> human::Style {
+    let terminal = match stream {
+        Stream::Stdout => std::io::stdout().is_terminal(),
+        Stream::Stderr => std::io::stderr().is_terminal(),
+    };
+    if terminal {
+        let width = terminal_width().unwrap_or(human::PLAIN_WIDTH);
+        human::Style::Fancy { width }
+    } else {
+        human::Style::Plain
+    }
+}
+
+fn terminal_width() -> Option<usize> {
+    std::env::var("COLUMNS")
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|w| *w >= 40)
+}

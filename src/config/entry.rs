@@ -1,0 +1,284 @@
+//! One detailed lb-config.json object: its fields typed as serde would,
+//! the unsupported-field rule, the builder, and the warnings for values
+//! stargate normalises or ignores.
+
+use super::json::{is_integer, Json, Member, Node};
+use super::read::{Entry, Place, Reader};
+use crate::check::expr::{floor_above_ceil, no_queue_slo};
+use crate::check::lower::{build_policy, field_of_builder_error};
+use crate::check::schema::{algorithm_list, set, Field, Kind, Typed};
+use crate::check::suggest::did_you_mean;
+use crate::diag::{Code, Diagnostic, Span};
+use crate::ir::{Algorithm, AlgorithmConfig, Comparator, RendezvousWeight};
+
+impl Reader<'_> {
+    /// A map value: a name (default settings) or a detailed object.
+    pub(super) fn entry(&mut self, node: &Node, place: Place) -> Entry {
+        match &node.value {
+            Json::String(name) => self
+                .algorithm_name(name, node.span)
+                .map(AlgorithmConfig::named),
+            Json::Object(members) => self.detailed(node, members, place),
+            other => {
+                self.push(Diagnostic::new(
+                    Code::InvalidType,
+                    node.span,
+                    format!(
+                        "invalid type: {}, expected an algorithm name or a detailed object",
+                        other.type_name()
+                    ),
+                ));
+                None
+            }
+        }
+    }
+
+    fn detailed(&mut self, node: &Node, members: &[Member], place: Place) -> Entry {
+        let errors_before = self.error_count();
+        let members = self.unique_members(members);
+        let Some(alg_member) = members.iter().find(|m| m.key == "algorithm") else {
+            self.push(Diagnostic::new(
+                Code::MissingField,
+                Span::new(node.span.start, node.span.start + 1),
+                "missing field `algorithm`",
+            ));
+            return None;
+        };
+        let alg = match &alg_member.value.value {
+            Json::String(name) => self.algorithm_name(name, alg_member.value.span)?,
+            other => {
+                self.push(Diagnostic::new(
+                    Code::InvalidType,
+                    alg_member.value.span,
+                    format!(
+                        "invalid type: {}, expected an algorithm name",
+                        other.type_name()
+                    ),
+                ));
+                return None;
+            }
+        };
+        let mut config = AlgorithmConfig::named(alg);
+        let mut rejected: Vec<(&Member, Option<Field>)> = Vec::new();
+        let mut key_spans: Vec<(Field, Span)> = Vec::new();
+        for m in &members {
+            match m.key.as_str() {
+                "algorithm" => {}
+                "request_algorithms" => {
+                    if place == Place::RequestAlgorithm {
+                        self.push(
+                            Diagnostic::new(
+                                Code::IgnoredRequestAlgorithms,
+                                m.key_span,
+                                "request_algorithms inside a request_algorithms entry is parsed and discarded",
+                            )
+                            .with_help("move it into a `models` entry"),
+                        );
+                        // Parsed, so its errors still fail start-up.
+                        let _ = self.request_algorithms(&m.value);
+                    }
+                }
+                key => match Field::from_name(key) {
+                    Some(field) if field.json_algorithms().contains(&alg) => {
+                        if let Some(value) = self.json_value(field, &m.value) {
+                            set(&mut config.fields, field, value);
+                            key_spans.push((field, m.key_span));
+                        }
+                    }
+                    field => rejected.push((m, field)),
+                },
+            }
+        }
+        self.report_unsupported(alg, &rejected);
+        if self.error_count() > errors_before {
+            return None;
+        }
+        if let Err(message) = build_policy(&config) {
+            let span = field_of_builder_error(&config, &message)
+                .and_then(|f| key_spans.iter().find(|(k, _)| *k == f))
+                .map_or(alg_member.value.span, |(_, s)| *s);
+            self.push(Diagnostic::new(Code::InvalidValue, span, message));
+            return None;
+        }
+        self.warn(alg, &config, &key_spans);
+        Some(config)
+    }
+
+    pub(super) fn error_count(&self) -> usize {
+        self.diags.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// "<alg> config does not support field(s): a, b", once per key.
+    fn report_unsupported(&mut self, alg: Algorithm, rejected: &[(&Member, Option<Field>)]) {
+        if rejected.is_empty() {
+            return;
+        }
+        let mut names: Vec<&str> = rejected.iter().map(|(m, _)| m.key.as_str()).collect();
+        names.sort_unstable();
+        let message = format!(
+            "{alg} config does not support field(s): {}",
+            names.join(", ")
+        );
+        for (m, field) in rejected {
+            let d = match field {
+                Some(f) => Diagnostic::new(Code::UnsupportedField, m.key_span, message.clone())
+                    .with_help(format!(
+                        "{} applies to: {}",
+                        f.name(),
+                        algorithm_list(f.json_algorithms())
+                    )),
+                None => {
+                    let candidates = Field::ALL
+                        .into_iter()
+                        .filter(|f| f.json_algorithms().contains(&alg))
+                        .map(Field::name)
+                        .chain(["algorithm", "request_algorithms"]);
+                    let d = Diagnostic::new(Code::UnknownField, m.key_span, message.clone());
+                    match did_you_mean(&m.key, candidates) {
+                        Some(best) => d.with_help(format!("did you mean `{best}`?")),
+                        None => d,
+                    }
+                }
+            };
+            self.push(d);
+        }
+    }
+
+    /// Types a JSON value for a field as serde would.
+    fn json_value(&mut self, field: Field, node: &Node) -> Option<Typed> {
+        let expected = match field.kind() {
+            Kind::Boolean => "a boolean",
+            Kind::Text | Kind::Comparator | Kind::Weight => "a string",
+            Kind::Unsigned => "u64",
+            Kind::Decimal => "f64",
+        };
+        let type_error = |v: &Json| {
+            Diagnostic::new(
+                Code::InvalidType,
+                node.span,
+                format!("invalid type: {}, expected {expected}", v.type_name()),
+            )
+            .with_help(format!(
+                "{} takes {}",
+                field.name(),
+                field.kind().describe()
+            ))
+        };
+        let nullable = matches!(
+            field,
+            Field::MaxInputWorkSeconds
+                | Field::MaxQueueTimeFloorMs
+                | Field::MaxQueueTimeCeilMs
+                | Field::CacheAffinityBackendSelectionCount
+                | Field::BandWidenIntervalMs
+        );
+        let typed = match (&node.value, field.kind()) {
+            // serde reads `null` as "unset" for optional fields.
+            (Json::Null, _) if nullable => return None,
+            (Json::Bool(b), Kind::Boolean) => Ok(Typed::Bool(*b)),
+            (Json::String(s), Kind::Text) => Ok(Typed::Text(s.clone())),
+            (Json::String(s), Kind::Comparator) => Comparator::from_name(s)
+                .map(Typed::Comparator)
+                .ok_or_else(|| self.unknown_variant(field, node, s)),
+            (Json::String(s), Kind::Weight) => RendezvousWeight::from_name(s)
+                .map(Typed::Weight)
+                .ok_or_else(|| self.unknown_variant(field, node, s)),
+            (Json::Number(n), Kind::Unsigned) if is_integer(n) => match n.parse::<u64>() {
+                Ok(v) => Ok(Typed::Unsigned(v)),
+                Err(_) => Err(Diagnostic::new(
+                    Code::InvalidValue,
+                    node.span,
+                    format!("invalid value: integer `{n}`, expected u64"),
+                )
+                .with_help(format!(
+                    "{} takes an integer from 0 to {}",
+                    field.name(),
+                    u64::MAX
+                ))),
+            },
+            (Json::Number(n), Kind::Decimal) => match n.parse::<f64>() {
+                Ok(v) => Ok(Typed::Decimal(v)),
+                Err(_) => Err(type_error(&node.value)),
+            },
+            (v, _) => Err(type_error(v)),
+        };
+        typed.map_err(|d| self.push(d)).ok()
+    }
+
+    fn unknown_variant(&self, field: Field, node: &Node, s: &str) -> Diagnostic {
+        let d = Diagnostic::new(
+            Code::InvalidValue,
+            node.span,
+            format!("unknown variant `{s}` for {}", field.name()),
+        );
+        match field.expression_range() {
+            Some(range) => d.with_help(range),
+            None => d,
+        }
+    }
+
+    /// Values stargate accepts but normalises, and settings that do nothing.
+    fn warn(&mut self, alg: Algorithm, config: &AlgorithmConfig, keys: &[(Field, Span)]) {
+        let span_of = |f: Field| keys.iter().find(|(k, _)| *k == f).map(|(_, s)| *s);
+        let f = &config.fields;
+        let mut normalised = |field: Field, value: Option<u64>, meaning: &str| {
+            if let (Some(0), Some(span)) = (value, span_of(field)) {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::NormalisedValue,
+                        span,
+                        format!("{} 0 {meaning}", field.name()),
+                    )
+                    .with_help("write the value it means"),
+                );
+            }
+        };
+        if matches!(alg, Algorithm::WaitAndWiden | Algorithm::PulsarWaitAndWiden) {
+            normalised(Field::N, f.n, "is treated as 1");
+        }
+        if alg == Algorithm::WaitAndWiden {
+            normalised(
+                Field::CacheAffinityVirtualNodes,
+                f.cache_affinity_virtual_nodes,
+                "is treated as 1",
+            );
+            normalised(
+                Field::CacheAffinityBackendSelectionCount,
+                f.cache_affinity_backend_selection_count,
+                "turns cache affinity off",
+            );
+        }
+        if alg == Algorithm::PulsarWaitAndWiden {
+            normalised(
+                Field::CacheAffinityBackendSelectionCount,
+                f.cache_affinity_backend_selection_count,
+                "is treated as 1",
+            );
+        }
+        let floor = span_of(Field::MaxQueueTimeFloorMs);
+        let ceil = span_of(Field::MaxQueueTimeCeilMs);
+        if let (Some(span), None) | (None, Some(span)) = (floor, ceil) {
+            self.push(
+                Diagnostic::new(
+                    Code::IncompleteQueueSlo,
+                    span,
+                    "only one queue-time bound is set, so the queue SLO is off",
+                )
+                .with_help("set both max_queue_time_floor_ms and max_queue_time_ceil_ms"),
+            );
+        }
+        if let Some(d) = floor_above_ceil(f, || floor.or(ceil).unwrap_or_default()) {
+            self.push(d);
+        }
+        let wait_key = [
+            Field::CacheAffinityWaitMs,
+            Field::BandWidenIntervalMs,
+            Field::FallbackMaxQueued,
+        ]
+        .into_iter()
+        .find_map(span_of);
+        if let Some(d) = wait_key.and_then(|span| no_queue_slo(alg, f, span)) {
+            self.push(d);
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! lb-config.json -> route table with stargate's start-up rules
+//! (reference-behaviour.md 4.1-4.3). Every diagnostic points at the
+//! offending key or value in the JSON text.
+
+use super::json::{parse, Json, Member, Node};
+use crate::check::lower::build_policy;
+use crate::check::schema::algorithm_list;
+use crate::check::suggest::did_you_mean;
+use crate::diag::{Code, Diagnostic, Report, Span};
+use crate::ir::{
+    Algorithm, AlgorithmConfig, Definition, ModelEntry, NameMatch, RouteTable, ALIASES, IR_VERSION,
+};
+use indexmap::IndexMap;
+use std::sync::Arc;
+
+const TOP_LEVEL: [&str; 3] = ["default", "request_algorithms", "models"];
+
+/// Checks and lowers an lb-config.json text.
+pub fn check_lb_config(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {
+    let mut report = Report::new(source_name, text);
+    let mut reader = Reader {
+        diags: &mut report.diagnostics,
+    };
+    let table = match parse(text) {
+        Ok(root) => reader.top_level(&root),
+        Err(e) => {
+            let at = e.at.min(text.len());
+            let end = text
+                .get(at..)
+                .and_then(|rest| rest.chars().next())
+                .map_or(at, |c| at + c.len_utf8());
+            reader.diags.push(Diagnostic::new(
+                Code::InvalidJson,
+                Span::new(at, end),
+                format!("invalid JSON: {}", e.message),
+            ));
+            None
+        }
+    };
+    let table = table.filter(|_| !report.has_errors());
+    (table, report)
+}
+
+pub(super) struct Reader<'a> {
+    pub(super) diags: &'a mut Vec<Diagnostic>,
+}
+
+/// Where a detailed object sits: only a model entry owns request_algorithms.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    Model,
+    RequestAlgorithm,
+}
+
+/// An entry read from the file: its configuration, or `None` after errors.
+pub(super) type Entry = Option<AlgorithmConfig>;
+
+impl Reader<'_> {
+    pub(super) fn push(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// Object members with duplicate keys reported (serde: "duplicate field").
+    pub(super) fn unique_members<'n>(&mut self, members: &'n [Member]) -> Vec<&'n Member> {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        for m in members {
+            if seen.contains(&m.key.as_str()) {
+                self.push(Diagnostic::new(
+                    Code::InvalidJson,
+                    m.key_span,
+                    format!("duplicate field `{}`", m.key),
+                ));
+                continue;
+            }
+            seen.push(&m.key);
+            out.push(m);
+        }
+        out
+    }
+
+    fn top_level(&mut self, root: &Node) -> Option<RouteTable> {
+        let Json::Object(members) = &root.value else {
+            self.push(Diagnostic::new(
+                Code::InvalidType,
+                root.span,
+                format!(
+                    "invalid type: {}, expected an lb-config.json object",
+                    root.value.type_name()
+                ),
+            ));
+            return None;
+        };
+        let mut default = Some(Algorithm::PowerOfN);
+        let mut request_algorithms = Some(IndexMap::new());
+        let mut models = Some(IndexMap::new());
+        for m in self.unique_members(members) {
+            match m.key.as_str() {
+                "default" => default = self.default(&m.value),
+                "request_algorithms" => request_algorithms = self.request_algorithms(&m.value),
+                "models" => models = self.models(&m.value),
+                other => {
+                    let mut d = Diagnostic::new(
+                        Code::UnknownField,
+                        m.key_span,
+                        format!(
+                            "unknown field `{other}`, expected one of `default`, \
+                             `request_algorithms`, `models`"
+                        ),
+                    );
+                    if let Some(best) = did_you_mean(other, TOP_LEVEL) {
+                        d = d.with_help(format!("did you mean `{best}`?"));
+                    }
+                    self.push(d);
+                }
+            }
+        }
+        let default = definition(&AlgorithmConfig::named(default?))?;
+        Some(RouteTable {
+            version: IR_VERSION,
+            default,
+            request_algorithms: request_algorithms?,
+            models: models?,
+        })
+    }
+
+    /// An algorithm name, exact and case-sensitive; aliases warn.
+    pub(super) fn algorithm_name(&mut self, name: &str, span: Span) -> Option<Algorithm> {
+        match Algorithm::from_json_name(name) {
+            Some((alg, NameMatch::Canonical)) => Some(alg),
+            Some((alg, NameMatch::Alias)) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::DeprecatedAlias,
+                        span,
+                        format!("\"{name}\" is a deprecated alias of {alg}"),
+                    )
+                    .with_help(format!("write \"{alg}\"")),
+                );
+                Some(alg)
+            }
+            None => {
+                let names = Algorithm::ALL
+                    .iter()
+                    .map(|a| a.name())
+                    .chain(ALIASES.iter().map(|(n, _)| *n));
+                let mut d = Diagnostic::new(
+                    Code::UnknownMethod,
+                    span,
+                    format!("unknown algorithm \"{name}\""),
+                );
+                d = match did_you_mean(name, names) {
+                    Some(best) => d.with_help(format!(
+                        "did you mean \"{best}\"? (names are exact and case-sensitive)"
+                    )),
+                    None => d.with_help(format!("algorithms: {}", algorithm_list(&Algorithm::ALL))),
+                };
+                self.push(d);
+                None
+            }
+        }
+    }
+
+    fn default(&mut self, node: &Node) -> Option<Algorithm> {
+        match &node.value {
+            Json::String(name) => self.algorithm_name(name, node.span),
+            other => {
+                self.push(
+                    Diagnostic::new(
+                        Code::InvalidType,
+                        node.span,
+                        format!(
+                            "invalid type: {}, expected an algorithm name: `default` is a name only",
+                            other.type_name()
+                        ),
+                    )
+                    .with_help("configure settings under `models` or `request_algorithms`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn map<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [Member]> {
+        match &node.value {
+            Json::Object(members) => Some(members),
+            other => {
+                self.push(Diagnostic::new(
+                    Code::InvalidType,
+                    node.span,
+                    format!(
+                        "invalid type: {}, expected a map for {what}",
+                        other.type_name()
+                    ),
+                ));
+                None
+            }
+        }
+    }
+
+    pub(super) fn request_algorithms(
+        &mut self,
+        node: &Node,
+    ) -> Option<IndexMap<Algorithm, Arc<Definition>>> {
+        let members = self.map(node, "request_algorithms")?;
+        let mut out: Option<IndexMap<Algorithm, Arc<Definition>>> = Some(IndexMap::new());
+        let mut seen: IndexMap<Algorithm, Span> = IndexMap::new();
+        for m in members {
+            let key_alg = self.algorithm_name(&m.key, m.key_span);
+            let entry = self.entry(&m.value, Place::RequestAlgorithm);
+            let (Some(key_alg), Some(config)) = (key_alg, entry) else {
+                out = None;
+                continue;
+            };
+            if key_alg != config.algorithm {
+                self.push(Diagnostic::new(
+                    Code::RequestAlgorithmMismatch,
+                    m.key_span,
+                    format!(
+                        "request_algorithms key {} does not match configured algorithm {}",
+                        m.key, config.algorithm
+                    ),
+                ));
+                out = None;
+                continue;
+            }
+            if seen.insert(key_alg, m.key_span).is_some() {
+                self.push(
+                    Diagnostic::new(
+                        Code::DuplicateRequestAlgorithm,
+                        m.key_span,
+                        format!(
+                            "request_algorithms key {} names {key_alg} again; this entry replaces the earlier one",
+                            m.key
+                        ),
+                    )
+                    .with_help("keep one key per algorithm"),
+                );
+            }
+            match (definition(&config), out.as_mut()) {
+                (Some(d), Some(map)) => {
+                    map.insert(key_alg, d);
+                }
+                _ => out = None,
+            }
+        }
+        out
+    }
+
+    fn models(&mut self, node: &Node) -> Option<IndexMap<String, ModelEntry>> {
+        let members = self.map(node, "models")?;
+        let mut out = Some(IndexMap::new());
+        let mut ids: Vec<&str> = Vec::new();
+        for m in members {
+            let entry = self.entry(&m.value, Place::Model);
+            let own = match &m.value.value {
+                Json::Object(fields) => {
+                    match fields.iter().rfind(|f| f.key == "request_algorithms") {
+                        Some(f) => self.request_algorithms(&f.value),
+                        None => Some(IndexMap::new()),
+                    }
+                }
+                _ => Some(IndexMap::new()),
+            };
+            let built = entry.as_ref().and_then(definition);
+            if ids.contains(&m.key.as_str()) {
+                self.push(
+                    Diagnostic::new(
+                        Code::DuplicateModel,
+                        m.key_span,
+                        format!("model \"{}\" is listed twice; the last entry wins", m.key),
+                    )
+                    .with_severity(crate::diag::Severity::Warning),
+                );
+            }
+            ids.push(&m.key);
+            match (built, own, out.as_mut()) {
+                (Some(definition), Some(request_algorithms), Some(map)) => {
+                    map.insert(
+                        m.key.clone(),
+                        ModelEntry {
+                            definition,
+                            request_algorithms,
+                        },
+                    );
+                }
+                _ => out = None,
+            }
+        }
+        out
+    }
+}
+
+pub(super) fn definition(config: &AlgorithmConfig) -> Option<Arc<Definition>> {
+    build_policy(config).ok().map(|policy| {
+        Arc::new(Definition {
+            config: config.clone(),
+            policy,
+        })
+    })
+}

@@ -1,0 +1,99 @@
+//! `routex explain`: the resolved policy with the provenance of each field,
+//! as a human table or the version-1 JSON document (language.md 5.2).
+
+use crate::check::{Explanation, Provenance};
+use serde_json::{json, Value};
+
+pub const VERSION: u32 = 1;
+
+/// `{"version": 1, "policy": IR, "provenance": {field: origin}}`.
+pub fn to_value(explanation: &Explanation) -> Value {
+    json!({
+        "version": VERSION,
+        "policy": explanation.definition.policy,
+        "provenance": explanation.provenance,
+    })
+}
+
+pub fn render_json(explanation: &Explanation) -> String {
+    let mut text = serde_json::to_string_pretty(&to_value(explanation)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// One row of the human table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub field: String,
+    pub value: String,
+    pub from: &'static str,
+}
+
+/// The admission fields, then the algorithm's settings, in IR order; a
+/// field without recorded provenance is a default.
+pub fn rows(explanation: &Explanation) -> Vec<Row> {
+    let policy = serde_json::to_value(&explanation.definition.policy).unwrap_or(Value::Null);
+    let mut rows = Vec::new();
+    for group in ["admission", "settings"] {
+        if let Some(Value::Object(fields)) = policy.get(group) {
+            for (field, value) in fields {
+                let from = explanation
+                    .provenance
+                    .get(field)
+                    .copied()
+                    .unwrap_or(Provenance::Default);
+                rows.push(Row {
+                    field: field.clone(),
+                    value: display_value(value),
+                    from: provenance_name(from),
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// `algorithm: NAME` then an aligned `field  value  from` table.
+pub fn render_human(source_name: &str, explanation: &Explanation) -> String {
+    let rows = rows(explanation);
+    let header = Row {
+        field: "field".into(),
+        value: "value".into(),
+        from: "from",
+    };
+    let field_width = rows.iter().chain([&header]).map(|r| r.field.len()).max();
+    let value_width = rows
+        .iter()
+        .chain([&header])
+        .map(|r| r.value.chars().count())
+        .max();
+    let (field_width, value_width) = (field_width.unwrap_or(0), value_width.unwrap_or(0));
+    let mut out = format!(
+        "{source_name}: {}\n",
+        explanation.definition.policy.algorithm
+    );
+    for row in std::iter::once(&header).chain(&rows) {
+        let line = format!(
+            "  {:field_width$}  {:value_width$}  {}",
+            row.field, row.value, row.from
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn display_value(value: &Value) -> String {
+    match value {
+        Value::Null => "unset".into(),
+        other => other.to_string(),
+    }
+}
+
+fn provenance_name(provenance: Provenance) -> &'static str {
+    match provenance {
+        Provenance::Default => "default",
+        Provenance::Config => "config",
+        Provenance::Expression => "expression",
+    }
+}

@@ -1,0 +1,72 @@
+//! `--format json`: the version-1 diagnostics document (language.md 5.1).
+//!
+//! `help` is always present, `null` when a diagnostic has none, so every
+//! entry has the same keys.
+
+use super::locate;
+use crate::diag::{Code, Report, Severity, Span};
+use serde::Serialize;
+
+/// Format version printed as `"version"`.
+pub const VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    version: u32,
+    diagnostics: Vec<Entry<'a>>,
+    summary: Summary,
+}
+
+#[derive(Serialize)]
+struct Entry<'a> {
+    code: Code,
+    severity: Severity,
+    message: &'a str,
+    source: &'a str,
+    span: Span,
+    line: usize,
+    column: usize,
+    help: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    errors: usize,
+    warnings: usize,
+}
+
+/// The document as a JSON value (also used by `explain` for its warnings).
+pub fn to_value(reports: &[Report]) -> serde_json::Value {
+    let diagnostics = reports
+        .iter()
+        .flat_map(|report| {
+            report.diagnostics.iter().map(move |d| {
+                let at = locate(report, d.span);
+                Entry {
+                    code: d.code,
+                    severity: d.severity,
+                    message: &d.message,
+                    source: &report.source_name,
+                    span: at.span,
+                    line: at.line,
+                    column: at.column,
+                    help: d.help.as_deref(),
+                }
+            })
+        })
+        .collect();
+    let (errors, warnings) = super::totals(reports);
+    let document = Document {
+        version: VERSION,
+        diagnostics,
+        summary: Summary { errors, warnings },
+    };
+    serde_json::to_value(document).unwrap_or(serde_json::Value::Null)
+}
+
+/// Pretty-printed document with a trailing newline.
+pub fn render(reports: &[Report]) -> String {
+    let mut text = serde_json::to_string_pretty(&to_value(reports)).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,117 @@
+//! Expression-cache metrics (reference-behaviour.md 5.6): a counter per
+//! (algorithm, hit|build|rebuild) and an entries gauge.
+
+use crate::ir::Algorithm;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The counter's name as a stargate router exports it.
+pub const EXPRESSIONS_TOTAL: &str = "stargate_routing_expressions_total";
+/// The gauge's name as a stargate router exports it.
+pub const CACHE_ENTRIES: &str = "stargate_routing_expression_cache_entries";
+
+/// How a value with parameters was resolved by the expression cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheOutcome {
+    /// Same bytes as the target's current or previous expression.
+    Hit,
+    /// Compiled for a target without an entry.
+    Build,
+    /// Compiled for a target whose entry held other expressions.
+    Rebuild,
+}
+
+impl CacheOutcome {
+    pub const ALL: [CacheOutcome; 3] = [
+        CacheOutcome::Hit,
+        CacheOutcome::Build,
+        CacheOutcome::Rebuild,
+    ];
+
+    /// The `cache` label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CacheOutcome::Hit => "hit",
+            CacheOutcome::Build => "build",
+            CacheOutcome::Rebuild => "rebuild",
+        }
+    }
+
+    const fn index(self) -> usize {
+        match self {
+            CacheOutcome::Hit => 0,
+            CacheOutcome::Build => 1,
+            CacheOutcome::Rebuild => 2,
+        }
+    }
+}
+
+fn algorithm_index(algorithm: Algorithm) -> usize {
+    Algorithm::ALL
+        .iter()
+        .position(|a| *a == algorithm)
+        .unwrap_or_default()
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    counts: [[AtomicU64; 3]; 6],
+}
+
+impl Counters {
+    pub(crate) fn record(&self, algorithm: Algorithm, outcome: CacheOutcome) {
+        self.counts[algorithm_index(algorithm)][outcome.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self, algorithm: Algorithm, outcome: CacheOutcome) -> u64 {
+        self.counts[algorithm_index(algorithm)][outcome.index()].load(Ordering::Relaxed)
+    }
+}
+
+/// A scrape of the expression-cache metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metrics {
+    /// Non-zero counters, in algorithm then outcome order.
+    pub expressions: Vec<(Algorithm, CacheOutcome, u64)>,
+    /// Targets with a cache entry after the scrape's maintenance.
+    pub entries: u64,
+}
+
+impl Metrics {
+    pub(crate) fn collect(counters: &Counters, entries: u64) -> Self {
+        let expressions = Algorithm::ALL
+            .iter()
+            .flat_map(|&a| CacheOutcome::ALL.iter().map(move |&o| (a, o)))
+            .map(|(a, o)| (a, o, counters.get(a, o)))
+            .filter(|(_, _, n)| *n > 0)
+            .collect();
+        Metrics {
+            expressions,
+            entries,
+        }
+    }
+
+    /// The count of one (algorithm, outcome) pair.
+    pub fn count(&self, algorithm: Algorithm, outcome: CacheOutcome) -> u64 {
+        self.expressions
+            .iter()
+            .find(|(a, o, _)| *a == algorithm && *o == outcome)
+            .map_or(0, |(_, _, n)| *n)
+    }
+
+    /// Prometheus text exposition.
+    pub fn to_prometheus(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# TYPE {EXPRESSIONS_TOTAL} counter");
+        for (algorithm, outcome, n) in &self.expressions {
+            let _ = writeln!(
+                out,
+                "{EXPRESSIONS_TOTAL}{{algorithm=\"{algorithm}\",cache=\"{}\"}} {n}",
+                outcome.as_str()
+            );
+        }
+        let _ = writeln!(out, "# TYPE {CACHE_ENTRIES} gauge");
+        let _ = writeln!(out, "{CACHE_ENTRIES} {}", self.entries);
+        out
+    }
+}

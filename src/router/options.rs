@@ -1,0 +1,72 @@
+//! Router settings: cache bounds, the clock and the expression compiler.
+
+use super::clock::{Clock, SystemClock};
+use crate::diag::Diagnostic;
+use crate::ir::{Definition, RouteTable};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// stargate's bound on targets with a cached expression.
+pub const DEFAULT_CACHE_CAPACITY: usize = 16_384;
+/// stargate's idle expiry of a cached expression.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// Compiles an `x-routing-method` value for a model against a table; the
+/// error is stargate's first error. Normally
+/// [`crate::check::compile_request_expression`].
+pub type Compiler =
+    Arc<dyn Fn(&RouteTable, &str, &str) -> Result<Definition, Box<Diagnostic>> + Send + Sync>;
+
+#[derive(Clone)]
+pub struct RouterOptions {
+    /// Targets with a cached expression; beyond it the least recently used
+    /// entry is evicted (the entry just built is always kept).
+    pub cache_capacity: usize,
+    /// An entry not hit for this long expires.
+    pub idle_timeout: Duration,
+    pub clock: Arc<dyn Clock>,
+    pub compiler: Compiler,
+}
+
+impl Default for RouterOptions {
+    fn default() -> Self {
+        RouterOptions {
+            cache_capacity: DEFAULT_CACHE_CAPACITY,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            clock: Arc::new(SystemClock::new()),
+            compiler: Arc::new(crate::check::compile_request_expression),
+        }
+    }
+}
+
+impl RouterOptions {
+    pub fn with_cache_capacity(mut self, capacity: usize) -> Self {
+        self.cache_capacity = capacity;
+        self
+    }
+
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle_timeout = idle;
+        self
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn with_compiler(mut self, compiler: Compiler) -> Self {
+        self.compiler = compiler;
+        self
+    }
+}
+
+impl fmt::Debug for RouterOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RouterOptions")
+            .field("cache_capacity", &self.cache_capacity)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,107 @@
+//! Rejections: the typed answer a router gives instead of a decision, with
+//! stargate's error code, HTTP status, header value and JSON body.
+
+use crate::diag::{Code, Diagnostic};
+use std::fmt;
+
+/// The response header that carries the code (reference-behaviour.md 5.5).
+pub const ERROR_CODE_HEADER: &str = "x-stargate-error-code";
+
+/// Why a request was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RejectionCode {
+    /// An `x-routing-method` value that does not compile (one of the eight
+    /// stargate expression codes; 400).
+    Expression(Code),
+    /// `require_cache_affinity_key` and no non-blank affinity key (400).
+    MissingCacheAffinityKey,
+    /// No candidate and nothing failed yet (404).
+    NoEligibleCandidates,
+    /// Every candidate already failed for this request (503).
+    CandidatesExhausted,
+    /// Input-work admission: queued work over the limit (503).
+    InputWorkLimitExceeded,
+    /// Input-work admission: no usable prefill rate (503).
+    InputWorkCapacityUnavailable,
+    /// The routing loop ran out of time or retries (503).
+    RoutingUnavailable,
+}
+
+impl RejectionCode {
+    /// The stable snake_case code: the header value and the body's `code`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RejectionCode::Expression(code) => code.as_str(),
+            RejectionCode::MissingCacheAffinityKey => "missing_cache_affinity_key",
+            RejectionCode::NoEligibleCandidates => "no_eligible_candidates",
+            RejectionCode::CandidatesExhausted => "candidates_exhausted",
+            RejectionCode::InputWorkLimitExceeded => "input_work_limit_exceeded",
+            RejectionCode::InputWorkCapacityUnavailable => "input_work_capacity_unavailable",
+            RejectionCode::RoutingUnavailable => "routing_unavailable",
+        }
+    }
+
+    /// The HTTP status stargate answers with.
+    pub const fn status(self) -> u16 {
+        match self {
+            RejectionCode::Expression(_) | RejectionCode::MissingCacheAffinityKey => 400,
+            RejectionCode::NoEligibleCandidates => 404,
+            RejectionCode::CandidatesExhausted
+            | RejectionCode::InputWorkLimitExceeded
+            | RejectionCode::InputWorkCapacityUnavailable
+            | RejectionCode::RoutingUnavailable => 503,
+        }
+    }
+}
+
+impl fmt::Display for RejectionCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A request the router refuses, ready to become an HTTP response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub code: RejectionCode,
+    /// HTTP status (400, 404 or 503); always `code.status()`.
+    pub status: u16,
+    /// Names the offending input; for expression codes, stargate's message.
+    pub message: String,
+}
+
+impl Rejection {
+    pub fn new(code: RejectionCode, message: impl Into<String>) -> Self {
+        Rejection {
+            code,
+            status: code.status(),
+            message: message.into(),
+        }
+    }
+
+    /// The first error of a request expression, as stargate answers it.
+    pub fn from_diagnostic(diagnostic: &Diagnostic) -> Self {
+        Rejection::new(
+            RejectionCode::Expression(diagnostic.code),
+            diagnostic.message.clone(),
+        )
+    }
+
+    /// The value of the `x-stargate-error-code` header.
+    pub fn header_value(&self) -> &'static str {
+        self.code.as_str()
+    }
+
+    /// The response body: `{"error":"<message>","code":"<code>"}`.
+    pub fn body_json(&self) -> String {
+        serde_json::json!({"error": self.message, "code": self.code.as_str()}).to_string()
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: {}", self.status, self.code, self.message)
+    }
+}
+
+impl std::error::Error for Rejection {}

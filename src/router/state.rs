@@ -1,0 +1,130 @@
+//! Per-target state: the expression-cache entry (current and previous
+//! expression) and the balancer instances, one per definition identity.
+//!
+//! Locking: a hit takes only the read side of `slot`; a build compiles under
+//! `build_lock` (one build per target at a time) and takes the write side of
+//! `slot` only to install the result, so a hit never waits for a compile.
+//! No code holds two targets' `slot` locks at once.
+
+use crate::ir::{Algorithm, Definition};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+/// One cached expression: its raw header bytes and what they compiled to.
+#[derive(Debug)]
+pub(crate) struct Cached {
+    pub(crate) bytes: Box<[u8]>,
+    pub(crate) definition: Arc<Definition>,
+}
+
+impl Cached {
+    pub(crate) fn algorithm(&self) -> Algorithm {
+        self.definition.policy.algorithm
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) current: Cached,
+    pub(crate) previous: Option<Cached>,
+}
+
+impl Entry {
+    /// The cached definition for exactly these bytes, if any.
+    pub(crate) fn find(&self, bytes: &[u8]) -> Option<&Cached> {
+        std::iter::once(&self.current)
+            .chain(self.previous.as_ref())
+            .find(|c| *c.bytes == *bytes)
+    }
+
+    pub(crate) fn holds(&self, definition: &Arc<Definition>) -> bool {
+        std::iter::once(&self.current)
+            .chain(self.previous.as_ref())
+            .any(|c| Arc::ptr_eq(&c.definition, definition))
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Slot<B> {
+    pub(crate) entry: Option<Entry>,
+    pub(crate) instances: Vec<(Arc<Definition>, Arc<B>)>,
+}
+
+impl<B> Slot<B> {
+    pub(crate) fn instance(&self, definition: &Arc<Definition>) -> Option<&Arc<B>> {
+        self.instances
+            .iter()
+            .find(|(d, _)| Arc::ptr_eq(d, definition))
+            .map(|(_, b)| b)
+    }
+
+    /// Removes the balancer instance of a dropped definition.
+    pub(crate) fn retire(&mut self, definition: &Arc<Definition>) {
+        self.instances.retain(|(d, _)| !Arc::ptr_eq(d, definition));
+    }
+
+    /// Removes the entry and retires both of its definitions.
+    pub(crate) fn forget_entry(&mut self) -> bool {
+        let Some(entry) = self.entry.take() else {
+            return false;
+        };
+        self.retire(&entry.current.definition);
+        if let Some(previous) = &entry.previous {
+            self.retire(&previous.definition);
+        }
+        true
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct TargetState<B> {
+    slot: RwLock<Slot<B>>,
+    build_lock: Mutex<()>,
+    /// Clock reading (ns) of the entry's last build or hit.
+    last_used_ns: AtomicU64,
+}
+
+impl<B> TargetState<B> {
+    pub(crate) fn new() -> Self {
+        TargetState {
+            slot: RwLock::new(Slot {
+                entry: None,
+                instances: Vec::new(),
+            }),
+            build_lock: Mutex::new(()),
+            last_used_ns: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Slot<B>> {
+        self.slot.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Slot<B>> {
+        self.slot.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn lock_build(&self) -> MutexGuard<'_, ()> {
+        self.build_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn touch(&self, now: Duration) {
+        self.last_used_ns.store(nanos(now), Ordering::Relaxed);
+    }
+
+    pub(crate) fn last_used(&self) -> Duration {
+        Duration::from_nanos(self.last_used_ns.load(Ordering::Relaxed))
+    }
+
+    /// Whether an entry last used then has outlived the idle window by now.
+    pub(crate) fn idle_expired(&self, now: Duration, idle: Duration) -> bool {
+        now.saturating_sub(self.last_used()) >= idle
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}

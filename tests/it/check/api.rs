@@ -1,0 +1,118 @@
+//! The public entry points: compile_request_expression, check_expression,
+//! explain_expression.
+
+use super::table;
+use routex::check::{
+    check_expression, compile_request_expression, explain_expression, permissive_table, Provenance,
+};
+use routex::diag::Code;
+use routex::ir::Algorithm;
+
+#[test]
+fn permissive_default_resolves_alias_and_underscore_spellings() {
+    let table = permissive_table();
+    for (value, alg) in [
+        ("PULSAR_WAIT_AND_WIDEN", Algorithm::PulsarWaitAndWiden),
+        ("power_of_two", Algorithm::PowerOfN),
+        ("powerOf2", Algorithm::PowerOfN),
+        ("POWEROFN", Algorithm::PowerOfN),
+        ("groq_multiregion", Algorithm::WaitAndWiden),
+        ("pulsar-multiregion", Algorithm::PulsarWaitAndWiden),
+        (" round_robin ", Algorithm::RoundRobin),
+        ("Random", Algorithm::Random),
+        (
+            "PULSAR_WAIT_AND_WIDEN;seed=stable-a",
+            Algorithm::PulsarWaitAndWiden,
+        ),
+    ] {
+        let d = compile_request_expression(&table, "any", value).expect(value);
+        assert_eq!(d.policy.algorithm, alg, "{value}");
+    }
+}
+
+#[test]
+fn method_only_values_reuse_the_configured_definition() {
+    let table = table(r#"{"models": {"m": {"algorithm": "pulsar", "seed": "cfg"}}}"#);
+    let d = compile_request_expression(&table, "m", "pulsar").unwrap();
+    assert_eq!(&d, table.models["m"].definition.as_ref());
+    let d = compile_request_expression(&table, "m", "pulsar;seed=x").unwrap();
+    assert_eq!(d.config.fields.seed.as_deref(), Some("x"));
+}
+
+#[test]
+fn request_errors_carry_stargates_first_error() {
+    let table = table(r#"{"default": "pulsar"}"#);
+    let err = |v: &str| {
+        let e = compile_request_expression(&table, "m", v).unwrap_err();
+        (e.code, e.message)
+    };
+    assert_eq!(
+        err("fastest"),
+        (
+            Code::UnknownMethod,
+            "unknown routing method 'fastest'".into()
+        )
+    );
+    assert_eq!(
+        err(""),
+        (Code::UnknownMethod, "unknown routing method ''".into())
+    );
+    assert_eq!(
+        err("random"),
+        (
+            Code::Unavailable,
+            "routing method random is not configured for this model".into()
+        )
+    );
+    assert_eq!(
+        err("pulsar;widen=1;seed=1"),
+        (
+            Code::UnknownParameter,
+            "unknown parameter 'widen' for algorithm pulsar".into()
+        )
+    );
+    assert_eq!(err("pulsar;seed=?1").0, Code::MalformedExpression);
+    assert_eq!(err("pulsar;seed=a,b").0, Code::MalformedExpression);
+    // Without `;` a value is a method name only.
+    assert_eq!(err("pulsar,seed=x").0, Code::UnknownMethod);
+}
+
+#[test]
+fn check_expression_reports_every_diagnostic_with_the_source_name() {
+    let (def, report) = check_expression("arg:1", "powerOf2;sample_count=0;seed=x", None, None);
+    assert!(def.is_none());
+    assert_eq!(report.source_name, "arg:1");
+    let codes: Vec<_> = report.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::DeprecatedAlias,
+            Code::InvalidValue,
+            Code::NotApplicable
+        ]
+    );
+    let (def, report) = check_expression("arg:1", "random", None, Some("m"));
+    assert!(report.diagnostics.is_empty());
+    assert_eq!(def.unwrap().policy.algorithm, Algorithm::Random);
+}
+
+#[test]
+fn explain_records_provenance() {
+    let table = table(
+        r#"{"request_algorithms": {"wait-and-widen": {"algorithm": "wait-and-widen", "seed": "cfg", "n": 3}}}"#,
+    );
+    let (e, report) = explain_expression(
+        "arg:1",
+        "wait-and-widen(ttft_bucket_size_ms=50)",
+        Some(&table),
+        None,
+    );
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let e = e.unwrap();
+    assert_eq!(e.provenance["ttft_bucket_size_ms"], Provenance::Expression);
+    assert_eq!(e.provenance["seed"], Provenance::Config);
+    assert_eq!(e.provenance["n"], Provenance::Config);
+    assert_eq!(e.provenance["comparator"], Provenance::Default);
+    assert_eq!(e.provenance["max_input_work_seconds"], Provenance::Default);
+    assert_eq!(e.provenance.len(), 17);
+}

@@ -1,0 +1,126 @@
+//! The real binary end to end: exit statuses, streams and output shapes.
+
+use super::run::{routex, scratch};
+
+#[test]
+fn help_and_version_exit_0() {
+    let help = routex(&["--help"]);
+    assert_eq!(help.code, 0);
+    for command in [
+        "check", "explain", "lint", "fmt", "build", "import", "decide", "sim",
+    ] {
+        assert!(help.stdout.contains(command), "help lists {command}");
+    }
+    let version = routex(&["--version"]);
+    assert_eq!((version.code, version.stdout.trim()), (0, "routex 0.1.0"));
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_message_on_stderr() {
+    for args in [
+        &[][..],
+        &["frobnicate"],
+        &["check"],
+        &["check", "--format", "xml", "round-robin"],
+        &["lint"],
+        &["explain", "--format", "github", "round-robin"],
+        &["explain", "--format", "sarif", "round-robin"],
+    ] {
+        let out = routex(args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(!out.stderr.trim().is_empty(), "{args:?} explains itself");
+        assert!(out.stdout.is_empty(), "{args:?} prints nothing on stdout");
+    }
+}
+
+#[test]
+fn missing_files_exit_2_with_one_line() {
+    let routes = "tests/inputs/cli/nope.routes";
+    let json = "tests/inputs/cli/nope.json";
+    for (args, missing) in [
+        (&["lint", routes][..], routes),
+        (&["build", routes], routes),
+        (&["import", json], json),
+        (&["check", "--config", json, "round-robin"], json),
+        (&["explain", "--config", routes, "round-robin"], routes),
+        (&["fmt", routes], routes),
+    ] {
+        let out = routex(args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert_eq!(
+            out.stderr,
+            format!("routex: {missing}: no such file or directory\n")
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn a_directory_without_inputs_exits_2() {
+    let dir = scratch("empty-dir");
+    std::fs::write(dir.join("notes.txt"), "not a config").expect("write");
+    std::fs::write(dir.join("scenario.json"), r#"{"workload": {}}"#).expect("write");
+    let path = dir.display().to_string();
+    let out = routex(&["lint", &path]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!("routex: {path}: no *.routes or lb-config *.json files found\n")
+    );
+}
+
+#[test]
+fn oversized_files_are_refused_with_exit_2() {
+    let dir = scratch("big");
+    let big = dir.join("big.routes");
+    // 10 MiB of comments: over the 4 MiB input limit.
+    let line = "# padding padding padding padding padding padding padding padding\n";
+    std::fs::write(&big, line.repeat(10 * 1024 * 1024 / line.len() + 1)).expect("write");
+    let path = big.display().to_string();
+    for args in [
+        &["lint", &path][..],
+        &["build", &path],
+        &["fmt", "--check", &path],
+    ] {
+        let out = routex(args);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert_eq!(
+            out.stderr,
+            format!("routex: {path}: file is larger than the 4 MiB input limit\n")
+        );
+    }
+}
+
+#[test]
+fn invalid_utf8_exits_2() {
+    let dir = scratch("utf8");
+    let file = dir.join("bad.routes");
+    std::fs::write(&file, b"default = round-robin\n# \xff\xfe\n").expect("write");
+    let path = file.display().to_string();
+    let out = routex(&["lint", &path]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        format!("routex: {path}: not valid UTF-8 (byte 24)\n")
+    );
+}
+
+#[test]
+fn fmt_refuses_files_it_cannot_format() {
+    let out = routex(&["fmt", "Cargo.toml"]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "routex: Cargo.toml: fmt formats *.routes files and expressions\n"
+    );
+    let dir = scratch("fmt-header");
+    let file = dir.join("a.routes");
+    std::fs::write(&file, "default = round-robin\n").expect("write");
+    let path = file.display().to_string();
+    let out = routex(&["fmt", "--header", &path]);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        format!("routex: {path}: --header applies to expressions, not route files\n")
+    );
+}

@@ -1,0 +1,138 @@
+//! What stargate accepts but silently normalises or ignores: warnings that
+//! point at the key, with the table still loading.
+
+use super::{load, summary};
+use routex::diag::{Code, Severity};
+use routex::ir::{Algorithm, Settings};
+
+#[test]
+fn aliased_request_algorithm_keys_collapse_last_wins() {
+    let json = r#"{"request_algorithms": {
+        "power-of-n": {"algorithm": "power-of-n", "sample_count": 3},
+        "powerOf2": {"algorithm": "power-of-n", "sample_count": 5}}}"#;
+    let (table, report) = load(json);
+    let table = table.expect("loads");
+    let Settings::PowerOfN(s) = &table.request_algorithms[&Algorithm::PowerOfN]
+        .policy
+        .settings
+    else {
+        panic!("power-of-n");
+    };
+    assert_eq!(s.sample_count, 5);
+    assert_eq!(
+        summary(&report),
+        vec![
+            (Code::DeprecatedAlias, "\"powerOf2\" is a deprecated alias of power-of-n".into(), "\"powerOf2\"".into()),
+            (
+                Code::DuplicateRequestAlgorithm,
+                "request_algorithms key powerOf2 names power-of-n again; this entry replaces the earlier one".into(),
+                "\"powerOf2\"".into()
+            ),
+        ]
+    );
+    assert!(report
+        .diagnostics
+        .iter()
+        .all(|d| d.severity == Severity::Warning));
+}
+
+#[test]
+fn nested_request_algorithms_are_parsed_and_discarded() {
+    let json = r#"{"request_algorithms": {"pulsar": {"algorithm": "pulsar",
+        "request_algorithms": {"random": "random"}}}}"#;
+    let (table, report) = load(json);
+    let table = table.expect("loads");
+    assert!(!table.request_algorithms.contains_key(&Algorithm::Random));
+    assert_eq!(
+        summary(&report),
+        vec![(
+            Code::IgnoredRequestAlgorithms,
+            "request_algorithms inside a request_algorithms entry is parsed and discarded".into(),
+            "\"request_algorithms\"".into()
+        )]
+    );
+    // Parsed: an error inside still fails start-up.
+    let json = r#"{"request_algorithms": {"pulsar": {"algorithm": "pulsar",
+        "request_algorithms": {"random": "fastest"}}}}"#;
+    assert!(load(json).0.is_none());
+}
+
+#[test]
+fn normalised_zeros_warn_at_the_key() {
+    let json = r#"{"models": {
+        "a": {"algorithm": "wait-and-widen", "n": 0, "cache_affinity_virtual_nodes": 0,
+              "cache_affinity_backend_selection_count": 0},
+        "b": {"algorithm": "pulsar-wait-and-widen", "cache_affinity_backend_selection_count": 0}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_some());
+    assert_eq!(
+        summary(&report),
+        vec![
+            (
+                Code::NormalisedValue,
+                "n 0 is treated as 1".into(),
+                "\"n\"".into()
+            ),
+            (
+                Code::NormalisedValue,
+                "cache_affinity_virtual_nodes 0 is treated as 1".into(),
+                "\"cache_affinity_virtual_nodes\"".into()
+            ),
+            (
+                Code::NormalisedValue,
+                "cache_affinity_backend_selection_count 0 turns cache affinity off".into(),
+                "\"cache_affinity_backend_selection_count\"".into()
+            ),
+            (
+                Code::NormalisedValue,
+                "cache_affinity_backend_selection_count 0 is treated as 1".into(),
+                "\"cache_affinity_backend_selection_count\"".into()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn queue_slo_warnings() {
+    let json = r#"{"models": {
+        "one": {"algorithm": "wait-and-widen", "max_queue_time_ceil_ms": 300},
+        "inverted": {"algorithm": "wait-and-widen", "max_queue_time_floor_ms": 500, "max_queue_time_ceil_ms": 300},
+        "pww": {"algorithm": "pulsar-wait-and-widen", "cache_affinity_wait_ms": 300}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_some());
+    let codes: Vec<_> = summary(&report)
+        .into_iter()
+        .map(|(c, _, at)| (c, at))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            (
+                Code::IncompleteQueueSlo,
+                "\"max_queue_time_ceil_ms\"".into()
+            ),
+            (Code::FloorAboveCeil, "\"max_queue_time_floor_ms\"".into()),
+            (Code::NoQueueSlo, "\"cache_affinity_wait_ms\"".into()),
+        ]
+    );
+    assert_eq!(
+        report.diagnostics[1].message,
+        "max_queue_time_floor_ms 500 is above max_queue_time_ceil_ms 300: the queue-time limit shrinks as the request ages"
+    );
+    // With both bounds, the wait fields act: no warning.
+    let json = r#"{"models": {"pww": {"algorithm": "pulsar-wait-and-widen",
+        "cache_affinity_wait_ms": 300, "max_queue_time_floor_ms": 100, "max_queue_time_ceil_ms": 300}}}"#;
+    assert!(load(json).1.diagnostics.is_empty());
+}
+
+#[test]
+fn a_model_listed_twice_warns_and_the_last_wins() {
+    let (table, report) = load(r#"{"models": {"m": "random", "m": "pulsar"}}"#);
+    let table = table.expect("loads");
+    assert_eq!(
+        table.models["m"].definition.config.algorithm,
+        Algorithm::Pulsar
+    );
+    assert_eq!(report.diagnostics[0].code, Code::DuplicateModel);
+    assert_eq!(report.diagnostics[0].severity, Severity::Warning);
+}

@@ -1,0 +1,218 @@
+//! Resolution of `x-routing-method` (reference-behaviour.md 4.4, 5.5).
+
+use super::support::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use routex::balancer::{Decision, Scratch};
+use routex::diag::Code;
+use routex::ir::Algorithm;
+use routex::router::{RejectionCode, RouteRequest, Source};
+use std::sync::Arc;
+
+fn algorithm_of(h: &Harness, model: &str, method: Option<&str>) -> Algorithm {
+    let resolved = h
+        .router
+        .resolve(model, None, method.map(str::as_bytes))
+        .unwrap_or_else(|r| panic!("{model} {method:?}: {r}"));
+    resolved.definition.policy.algorithm
+}
+
+fn rejection_of(h: &Harness, model: &str, method: &[u8]) -> (RejectionCode, u16, String) {
+    match h.router.resolve(model, None, Some(method)) {
+        Ok(r) => panic!(
+            "expected a rejection, got {}",
+            r.definition.policy.algorithm
+        ),
+        Err(r) => (r.code, r.status, r.message),
+    }
+}
+
+fn restrictive() -> Harness {
+    harness_with(
+        restrictive_table(),
+        16_384,
+        std::time::Duration::from_secs(900),
+    )
+}
+
+#[test]
+fn absent_header_uses_the_sets_configured_algorithm() {
+    let h = restrictive();
+    assert_eq!(algorithm_of(&h, "m1", None), Algorithm::RoundRobin);
+    assert_eq!(algorithm_of(&h, "unlisted", None), Algorithm::PowerOfN);
+    let r = h.router.resolve("m1", None, None).unwrap();
+    assert_eq!(r.source, Source::Configured);
+    assert!(Arc::ptr_eq(
+        &r.definition,
+        &h.router.table().models["m1"].definition
+    ));
+}
+
+#[test]
+fn model_entry_resolves_configured_then_model_then_top_level() {
+    let h = restrictive();
+    // 1. the set's configured algorithm, any spelling.
+    assert_eq!(
+        algorithm_of(&h, "m1", Some(" ROUND_ROBIN ")),
+        Algorithm::RoundRobin
+    );
+    // 2. the model-level request algorithms.
+    assert_eq!(
+        algorithm_of(&h, "m1", Some("wait_and_widen")),
+        Algorithm::WaitAndWiden
+    );
+    assert_eq!(
+        algorithm_of(&h, "m1", Some("groq-multiregion")),
+        Algorithm::WaitAndWiden
+    );
+    // 3. the top-level request algorithms, for a model with an entry.
+    assert_eq!(algorithm_of(&h, "m1", Some("pulsar")), Algorithm::Pulsar);
+    assert_eq!(algorithm_of(&h, "m1", Some("random")), Algorithm::Random);
+    let r = h.router.resolve("m1", None, Some(b"pulsar")).unwrap();
+    assert_eq!(r.source, Source::Method);
+    assert!(Arc::ptr_eq(
+        &r.definition,
+        &h.router.table().request_algorithms[&Algorithm::Pulsar]
+    ));
+}
+
+#[test]
+fn model_entry_does_not_fall_back_to_the_top_level_default() {
+    let h = restrictive();
+    let (code, status, message) = rejection_of(&h, "m1", b"power-of-n");
+    assert_eq!(code, RejectionCode::Expression(Code::Unavailable));
+    assert_eq!(status, 400);
+    assert_eq!(
+        message,
+        "routing method power-of-n is not configured for this model"
+    );
+    let (code, _, _) = rejection_of(&h, "m1", b"pulsar-wait-and-widen");
+    assert_eq!(code, RejectionCode::Expression(Code::Unavailable));
+}
+
+#[test]
+fn default_set_resolves_default_then_top_level_only() {
+    let h = restrictive();
+    assert_eq!(
+        algorithm_of(&h, "other", Some("power_of_two")),
+        Algorithm::PowerOfN
+    );
+    assert_eq!(
+        algorithm_of(&h, "other", Some("powerOf2")),
+        Algorithm::PowerOfN
+    );
+    assert_eq!(algorithm_of(&h, "other", Some("random")), Algorithm::Random);
+    // m1's own request algorithms are not the default set's.
+    let (code, _, message) = rejection_of(&h, "other", b"wait-and-widen");
+    assert_eq!(code, RejectionCode::Expression(Code::Unavailable));
+    assert_eq!(
+        message,
+        "routing method wait-and-widen is not configured for this model"
+    );
+}
+
+#[test]
+fn unknown_blank_and_non_utf8_methods_are_unknown_method() {
+    let h = restrictive();
+    for (value, shown) in [
+        (&b"fastest"[..], "fastest"),
+        (b"", ""),
+        (b"   ", "   "),
+        (b"round robin", "round robin"),
+    ] {
+        let (code, status, message) = rejection_of(&h, "m1", value);
+        assert_eq!(
+            code,
+            RejectionCode::Expression(Code::UnknownMethod),
+            "{shown:?}"
+        );
+        assert_eq!(status, 400);
+        assert_eq!(message, format!("unknown routing method '{shown}'"));
+    }
+    let (code, _, _) = rejection_of(&h, "m1", b"pul\xffsar");
+    assert_eq!(code, RejectionCode::Expression(Code::UnknownMethod));
+    let (code, _, _) = rejection_of(&h, "m1", b"pul\xffsar;seed=x");
+    assert_eq!(code, RejectionCode::Expression(Code::UnknownMethod));
+}
+
+#[test]
+fn matching_method_only_override_shares_the_configured_instance() {
+    let h = restrictive();
+    let configured = h.router.resolve("m1", None, None).unwrap();
+    let method = h.router.resolve("m1", None, Some(b"round_robin")).unwrap();
+    assert!(Arc::ptr_eq(&configured.definition, &method.definition));
+    assert!(Arc::ptr_eq(&configured.instance, &method.instance));
+    assert_eq!(h.router.instance_count("m1", None), 1);
+
+    // The counter continues across the two spellings.
+    let clusters = [cluster("a"), cluster("b"), cluster("c")];
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let picks: Vec<usize> = [None, Some("round-robin"), None, Some("ROUND_ROBIN")]
+        .into_iter()
+        .map(|method| {
+            let mut req = RouteRequest::new(request("m1"));
+            if let Some(m) = method {
+                req = req.with_method(m);
+            }
+            match h.router.route(&req, &clusters, &mut rng, &mut scratch) {
+                Ok(Decision::Selected(c)) => c.index,
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect();
+    assert_eq!(picks, [0, 1, 2, 0]);
+}
+
+#[test]
+fn instances_are_per_target_and_blank_routing_key_is_absent() {
+    let h = restrictive();
+    let keyless = h.router.resolve("m1", None, None).unwrap();
+    let blank = h.router.resolve("m1", Some("  "), None).unwrap();
+    let keyed = h.router.resolve("m1", Some("tenant-a"), None).unwrap();
+    let other_model = h.router.resolve("m2", None, None).unwrap();
+    assert!(Arc::ptr_eq(&keyless.instance, &blank.instance));
+    assert!(!Arc::ptr_eq(&keyless.instance, &keyed.instance));
+    assert!(!Arc::ptr_eq(&keyless.instance, &other_model.instance));
+    assert_eq!(h.router.instance_count("m1", Some("tenant-a")), 1);
+}
+
+#[test]
+fn method_only_values_never_reach_the_compiler() {
+    let h = restrictive();
+    h.router.resolve("m1", None, Some(b"pulsar")).unwrap();
+    h.router.resolve("m1", None, Some(b"fastest")).unwrap_err();
+    assert_eq!(h.compiler.builds(), 0);
+    let r = h
+        .router
+        .resolve("m1", None, Some(b"pulsar;seed=x"))
+        .unwrap();
+    assert_eq!(
+        r.source,
+        Source::Expression(routex::router::CacheOutcome::Build)
+    );
+    let r = h
+        .router
+        .resolve("m1", None, Some(b"pulsar(seed=\"x\")"))
+        .unwrap();
+    assert_eq!(
+        r.source,
+        Source::Expression(routex::router::CacheOutcome::Rebuild)
+    );
+    assert_eq!(h.compiler.builds(), 2);
+}
+
+#[test]
+fn expression_compile_errors_become_rejections_with_the_compilers_code() {
+    let h = restrictive();
+    let (code, status, message) = rejection_of(&h, "m1", b"power-of-n;sample_count=2");
+    assert_eq!(code, RejectionCode::Expression(Code::Unavailable));
+    assert_eq!(status, 400);
+    assert_eq!(
+        message,
+        "routing method power-of-n is not configured for this model"
+    );
+    let (code, _, message) = rejection_of(&h, "m1", b"pulsar;bad=1");
+    assert_eq!(code, RejectionCode::Expression(Code::UnknownParameter));
+    assert_eq!(message, "unknown parameter 'bad'");
+}
