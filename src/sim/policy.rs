@@ -31,8 +31,6 @@ pub enum PolicyKind {
     Legacy {
         settings: PulsarWaitAndWidenSettings,
         initial_wait_ms: u64,
-        /// The PWW policy with the same settings.
-        pww: Box<Policy>,
     },
 }
 
@@ -40,9 +38,10 @@ impl PolicyKind {
     pub fn instantiate(&self) -> Balancer {
         match self {
             PolicyKind::Core(p) => Balancer::new(p),
-            // FIXME(merge): Balancer::legacy_band_walk(settings, initial_wait_ms)
-            // once the core's baseline constructor lands.
-            PolicyKind::Legacy { pww, .. } => Balancer::new(pww),
+            PolicyKind::Legacy {
+                settings,
+                initial_wait_ms,
+            } => Balancer::legacy_band_walk(settings, *initial_wait_ms),
         }
     }
 
@@ -158,7 +157,6 @@ fn compile_legacy(
         Settings::PulsarWaitAndWiden(settings) => Ok(PolicyKind::Legacy {
             settings: settings.clone(),
             initial_wait_ms,
-            pww: Box::new(definition.policy.clone()),
         }),
         _ => Err(vec![Diagnostic::new(
             Code::InvalidValue,

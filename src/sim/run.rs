@@ -8,12 +8,13 @@ use super::metrics::{self, Bin, Outcome, Record, RunDiagnostics, RunMetrics};
 use super::policy::PolicyKind;
 use super::pylon::{Pylon, PylonConfig};
 use super::rng::{stream, Stream};
-use super::time::{from_ms, from_secs, one_way, to_duration, Micros, US_PER_MS};
+use super::time::{from_ms, from_secs, one_way, to_duration, Micros};
 use super::topology::Topology;
 use super::views::RouterView;
-use super::wait::{next_step, Step};
+use super::wait::{after_decision, Step};
 use super::workload::{self, Plan, PlanShape, WorkloadSpec};
 use crate::balancer::{Balancer, Request, Scratch};
+use crate::router::WaitLoop;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::rc::Rc;
@@ -26,13 +27,11 @@ pub struct SimSettings {
     pub pylon: PylonConfig,
     pub heartbeat_us: Micros,
     pub max_retries: u32,
-    pub recheck_us: Micros,
-    pub retry_sleep_ms: [u64; 2],
     pub routing_key: String,
     pub model: String,
     pub request_slo_ms: u64,
-    /// The client's max wait, already capped at 60 s.
-    pub max_wait_us: Micros,
+    /// The client's `x-max-wait-ms`.
+    pub max_wait_ms: u64,
     pub timeout_us: Micros,
     pub ttft_slo_us: Micros,
     pub workload: WorkloadSpec,
@@ -123,6 +122,7 @@ struct Sim<'a> {
     balancers: Vec<Balancer>,
     lb_rngs: Vec<ChaCha8Rng>,
     infra: ChaCha8Rng,
+    wait: WaitLoop,
     scratch: Scratch,
     /// One-way delay [router][backend].
     one_way: Vec<Vec<Micros>>,
@@ -195,6 +195,7 @@ impl<'a> Sim<'a> {
                 .map(|r| stream(seed, Stream::Lb(r)))
                 .collect(),
             infra: stream(seed, Stream::Infra),
+            wait: WaitLoop::new(Some(s.max_wait_ms)),
             scratch: Scratch::default(),
             one_way,
             next_reservation: 0,
@@ -330,34 +331,19 @@ impl<'a> Sim<'a> {
             &mut self.lb_rngs[router],
             &mut self.scratch,
         );
-        let deadline = p.arrival.saturating_add(self.s.max_wait_us);
-        match next_step(decision, self.now, deadline, self.s.recheck_us) {
+        let elapsed = self.now - p.arrival;
+        match after_decision(&self.wait, decision, elapsed, &mut self.infra) {
             Step::Dispatch(choice) if choice.index < backends => {
                 self.dispatch(i, choice.index, choice.rank_depth)
             }
-            Step::Dispatch(_) | Step::NoChoice => self.no_choice(i),
-            Step::RecheckAt(at) => self.queue.push(at, Event::RouteAttempt(i)),
+            Step::Dispatch(_) | Step::GiveUp => self.resolve(i, Outcome::NoRoute),
+            Step::SleepFor(us) => self.queue.push(self.now + us, Event::RouteAttempt(i)),
         }
     }
 
-    /// Unavailable or an unusable wait: retry after a generic sleep while a
-    /// non-excluded backend and the max-wait budget remain.
+    /// Every backend is excluded: nothing to retry.
     fn no_choice(&mut self, i: ReqId) {
-        let idx = i as usize;
-        let arrival = self.plan.requests[idx].arrival;
-        let deadline = arrival.saturating_add(self.s.max_wait_us);
-        let any_left = self.reqs[idx].excluded.len() < self.engines.len();
-        if !any_left || self.now >= deadline {
-            return self.resolve(i, Outcome::NoRoute);
-        }
-        let [lo, hi] = self.s.retry_sleep_ms;
-        let sleep_ms = if hi > lo {
-            self.infra.random_range(lo..=hi)
-        } else {
-            lo
-        };
-        let sleep = (sleep_ms * US_PER_MS).min(deadline - self.now).max(1);
-        self.queue.push(self.now + sleep, Event::RouteAttempt(i));
+        self.resolve(i, Outcome::NoRoute);
     }
 
     fn dispatch(&mut self, i: ReqId, backend: usize, rank_depth: u32) {

@@ -20,9 +20,6 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_SCENARIO: &str = include_str!("scenario-default.json");
 pub const DEFAULT_SOURCE: &str = "<built-in default scenario>";
 
-/// The routing wait cap of ref 2.2.
-const MAX_WAIT_CAP_MS: u64 = 60_000;
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
@@ -198,12 +195,10 @@ fn settings(f: &ScenarioFile) -> SimSettings {
         },
         heartbeat_us: p.heartbeat_ms * US_PER_MS,
         max_retries: f.router.max_retries,
-        recheck_us: f.router.recheck_ms * US_PER_MS,
-        retry_sleep_ms: f.router.retry_sleep_ms,
         routing_key: f.router.routing_key.clone(),
         model: f.router.model.clone(),
         request_slo_ms: f.client.request_slo_ms,
-        max_wait_us: f.client.max_wait_ms.min(MAX_WAIT_CAP_MS) * US_PER_MS,
+        max_wait_ms: f.client.max_wait_ms,
         timeout_us: f.client.timeout_ms.saturating_mul(US_PER_MS),
         ttft_slo_us: f.client.ttft_slo_ms.saturating_mul(US_PER_MS) as Micros,
         workload: f.workload.clone(),
