@@ -140,7 +140,8 @@ fn check_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Resu
 /// Whether a header value carries parameters (header form `;`, call form
 /// `(`) and so goes through the expression cache.
 pub fn is_expression(value: &[u8]) -> bool {
-    value.iter().any(|&b| b == b';' || b == b'(')
+    // `contains` on bytes is a memchr, faster than one pass testing both.
+    value.contains(&b';') || value.contains(&b'(')
 }
 
 /// A router: a route table at run time. `Send + Sync`; share it by
@@ -227,21 +228,25 @@ impl<B: Engine> Router<B> {
                 source,
             })
         };
-        match method {
-            None => resolved(self.table.configured(model), Source::Configured),
-            Some(value) if is_expression(value) => {
-                let now = self.options.clock.now();
-                if target.idle_expired(now, self.options.idle_timeout) {
-                    return None;
-                }
-                let cached = slot.entry.as_ref()?.find(value)?;
-                let hit = resolved(&cached.definition, Source::Expression(CacheOutcome::Hit))?;
-                target.touch(now);
-                self.counters.record(cached.algorithm(), CacheOutcome::Hit);
-                Some(hit)
+        let Some(value) = method else {
+            return resolved(self.table.configured(model), Source::Configured);
+        };
+        // Only values with parameters are cached, so a byte match is an
+        // expression hit without scanning the value first.
+        if let Some(cached) = slot.entry.as_ref().and_then(|e| e.find(value)) {
+            let now = self.options.clock.now();
+            if target.idle_expired(now, self.options.idle_timeout) {
+                return None;
             }
-            Some(value) => resolved(self.resolve_method(model, value).ok()?, Source::Method),
+            let hit = resolved(&cached.definition, Source::Expression(CacheOutcome::Hit))?;
+            target.touch(now);
+            self.counters.record(cached.algorithm(), CacheOutcome::Hit);
+            return Some(hit);
         }
+        if is_expression(value) {
+            return None;
+        }
+        resolved(self.resolve_method(model, value).ok()?, Source::Method)
     }
 
     /// The first half of [`Router::resolve`]: the definition only.
