@@ -1,4 +1,8 @@
 //! Tests for the sim layer (simulator.md A12).
 
 mod calibration;
+mod calibration_policies;
+mod determinism;
+mod invariants;
 mod scenario;
+mod support;
