@@ -2,6 +2,7 @@
 
 mod calibration;
 mod calibration_policies;
+mod cli;
 mod determinism;
 mod invariants;
 mod scenario;

@@ -5,7 +5,8 @@ use super::support::{run_one, small};
 
 #[test]
 fn every_measured_request_has_one_outcome_and_engines_drain() {
-    let p = small();
+    let mut p = small();
+    p.set_window(5.0, 10.0);
     for policy in ["guard", "legacy", "p2c"] {
         for rate in [8.0, 20.0] {
             let r = run_one(&p, policy, rate, 1);
