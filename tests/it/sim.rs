@@ -3,6 +3,7 @@
 mod calibration;
 mod calibration_policies;
 mod cli;
+mod core;
 mod determinism;
 mod invariants;
 mod scenario;
