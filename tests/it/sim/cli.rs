@@ -23,15 +23,26 @@ fn manifest(path: &str) -> PathBuf {
 
 #[test]
 fn bundled_scenarios_are_valid() {
-    for name in [
-        "scenario-profile-b.json",
-        "scenario-zipf-z1.json",
-        "scenario-zipf-z2.json",
-    ] {
-        let text = std::fs::read_to_string(manifest("examples").join(name)).expect("read");
-        let p = load(name, &text).unwrap_or_else(|r| panic!("{name}: {:?}", r.diagnostics));
-        assert_eq!(p.policies.len(), 7, "{name}");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(manifest("examples")).expect("examples") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        if !(name.starts_with("scenario-") && name.ends_with(".json")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let p = load(&name, &text).unwrap_or_else(|r| panic!("{name}: {:?}", r.diagnostics));
+        assert!(p.warnings.diagnostics.is_empty(), "{name}");
+        if !name.starts_with("scenario-ablation-") {
+            assert_eq!(p.policies.len(), 7, "{name}");
+        }
+        seen += 1;
     }
+    assert_eq!(seen, 9);
 }
 
 #[test]
