@@ -9,7 +9,7 @@
 //! yields no diagnostic of the code, it is formatted in header form
 //! (`not_representable_in_header`).
 //! `.routes` is linted, then built (`default_with_arguments`). `.json` is
-//! linted as lb-config.json.
+//! linted as lb-config.json, then imported (`not_representable_in_route_file`).
 
 use routex::diag::{Code, Report};
 use routex::render::{github, human, json, sarif};
@@ -86,7 +86,18 @@ pub fn produce(path: &Path) -> Report {
                 report
             }
         }
-        _ => routex::config::check_lb_config(&name, &text).1,
+        _ => {
+            let (_, report) = routex::config::check_lb_config(&name, &text);
+            if has(&report, code) {
+                return report;
+            }
+            let (_, imported) = routex::config::import(&name, &text);
+            if has(&imported, code) {
+                imported
+            } else {
+                report
+            }
+        }
     }
 }
 
