@@ -437,6 +437,16 @@ impl<B: Engine> Router<B> {
         Metrics::collect(&self.counters, self.entries.load(Ordering::Relaxed))
     }
 
+    /// Starts a new target generation (for example when the target's
+    /// cluster membership is replaced): every balancer instance of the
+    /// target is dropped, so round-robin counters and ranking caches start
+    /// afresh. Cached expressions stay; their instances are rebuilt lazily.
+    pub fn reset_target(&self, model: &str, routing_key: Option<&str>) {
+        if let Some(target) = self.existing_target(model, routing_key) {
+            target.write().instances.clear();
+        }
+    }
+
     /// The target's cached (current, previous) definitions.
     pub fn cached_definitions(
         &self,

@@ -1,1 +1,4 @@
-//! Tests for the sim layer.
+//! Tests for the sim layer (simulator.md A12).
+
+mod calibration;
+mod scenario;
