@@ -419,7 +419,7 @@ impl<B: Engine> Router<B> {
                     current: new,
                     previous: None,
                 });
-                (CacheOutcome::Build, !had_entry)
+                (CacheOutcome::Build, !had_entry && !slot.removed)
             }
         };
         target.touch_exact(now);
@@ -490,6 +490,25 @@ impl<B: Engine> Router<B> {
     pub fn reset_target(&self, model: &str, routing_key: Option<&str>) {
         if let Some(target) = self.existing_target(model, routing_key) {
             target.write().instances.clear();
+        }
+    }
+
+    /// Forgets a target entirely (for example when its last registration
+    /// goes away): its cached expressions and balancer instances. Targets
+    /// are created by the first request that names them, so an embedding
+    /// router with unbounded routing keys calls this to bound memory.
+    pub fn remove_target(&self, model: &str, routing_key: Option<&str>) {
+        let removed = self
+            .targets
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(model, non_blank(routing_key));
+        if let Some(target) = removed {
+            let mut slot = target.write();
+            slot.removed = true;
+            if slot.forget_entry() {
+                self.entries.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 
