@@ -8,6 +8,7 @@ mod legacy;
 mod props;
 mod pulsar;
 mod pww;
+mod review;
 mod simple;
 mod ww;
 
