@@ -30,7 +30,6 @@ pub enum Event {
     PrefillDone(ReqId),
     FirstToken(ReqId),
     Complete(ReqId),
-    ClientTimeout(ReqId),
     Heartbeat(u32),
     StatsArrive {
         backend: u32,
@@ -82,6 +81,11 @@ impl EventQueue {
 
     pub fn pop(&mut self) -> Option<(Micros, Event)> {
         self.heap.pop().map(|e| (e.at, e.event))
+    }
+
+    /// The instant of the next event.
+    pub fn peek_time(&self) -> Option<Micros> {
+        self.heap.peek().map(|e| e.at)
     }
 
     pub fn len(&self) -> usize {

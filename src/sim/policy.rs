@@ -112,11 +112,13 @@ fn compile_legacy(
     let mut kept = Vec::new();
     let mut initial_wait_ms = 0;
     let mut errors = Vec::new();
-    for (offset, arg) in split_args(args) {
-        let span = Span::new(args_at + offset, args_at + offset + arg.len());
+    for (offset, raw) in split_args(args) {
+        let arg = raw.trim();
+        let start = args_at + offset + (raw.len() - raw.trim_start().len());
+        let span = Span::new(start, start + arg.len());
         let (name, value) = match arg.split_once('=') {
             Some((n, v)) => (n.trim(), v.trim()),
-            None => (arg.trim(), ""),
+            None => (arg, ""),
         };
         if name == "initial_wait_ms" {
             match value.parse::<u64>() {
@@ -130,7 +132,7 @@ fn compile_legacy(
                 )),
             }
         } else if LEGACY_PARAMS.contains(&name) {
-            kept.push(arg.trim());
+            kept.push(arg);
         } else {
             errors.push(
                 Diagnostic::new(

@@ -17,6 +17,7 @@ use crate::balancer::{Balancer, Request, Scratch};
 use crate::router::WaitLoop;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// Everything a run needs besides the policy, rate and seed.
@@ -113,6 +114,9 @@ struct Sim<'a> {
     s: &'a SimSettings,
     plan: Plan,
     queue: EventQueue,
+    /// Client timeouts in arrival order: the timeout is the same for every
+    /// request, so this FIFO is sorted and keeps them out of the heap.
+    timeouts: VecDeque<(Micros, ReqId)>,
     now: Micros,
     reqs: Vec<ReqState>,
     resolved: usize,
@@ -184,6 +188,7 @@ impl<'a> Sim<'a> {
             s,
             plan,
             queue: EventQueue::default(),
+            timeouts: VecDeque::new(),
             now: 0,
             reqs: vec![ReqState::new(); n],
             resolved: 0,
@@ -215,6 +220,20 @@ impl<'a> Sim<'a> {
         }
         let total = self.plan.requests.len();
         while self.resolved < total {
+            // A timeout was scheduled at its request's arrival, before any
+            // event of the same instant, so it runs first on a tie.
+            let timeout_due = match (self.timeouts.front(), self.queue.peek_time()) {
+                (Some(&(t, _)), Some(next)) => t <= next,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if timeout_due {
+                if let Some((at, i)) = self.timeouts.pop_front() {
+                    self.advance(at);
+                    self.timeout(i);
+                }
+                continue;
+            }
             let Some((at, event)) = self.queue.pop() else {
                 break;
             };
@@ -249,7 +268,6 @@ impl<'a> Sim<'a> {
             Event::PrefillDone(i) => self.prefill_done(i),
             Event::FirstToken(i) => self.first_token(i),
             Event::Complete(i) => self.complete(i),
-            Event::ClientTimeout(i) => self.timeout(i),
             Event::Heartbeat(b) => self.heartbeat(b),
             Event::StatsArrive {
                 backend,
@@ -269,10 +287,8 @@ impl<'a> Sim<'a> {
             self.queue.push(next.arrival, Event::Arrive(i + 1));
         }
         let arrival = self.plan.requests[idx].arrival;
-        self.queue.push(
-            arrival.saturating_add(self.s.timeout_us),
-            Event::ClientTimeout(i),
-        );
+        self.timeouts
+            .push_back((arrival.saturating_add(self.s.timeout_us), i));
         self.route(i);
     }
 
