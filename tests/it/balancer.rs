@@ -9,6 +9,7 @@ mod props;
 mod pulsar;
 mod pww;
 mod review;
+mod review_model;
 mod simple;
 mod ww;
 
