@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
-use routex::ir::{Settings, WaitAndWidenSettings};
+use routex::ir::{BucketSettings, Settings, WaitAndWidenSettings};
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
@@ -49,21 +49,36 @@ fn prefill_ms(c: &ClusterSnapshot, t: u64) -> f64 {
     }
 }
 
-fn model(case: &Case) -> Model {
-    let s = &case.settings.bucket;
-    let limit = match (s.max_queue_time_floor_ms, s.max_queue_time_ceil_ms) {
+/// The queue-SLO limit of 3.6.2.
+fn limit_ms(s: &BucketSettings, request_slo_ms: Option<u64>, elapsed_ms: u64) -> Option<f64> {
+    match (s.max_queue_time_floor_ms, s.max_queue_time_ceil_ms) {
         (Some(f), Some(c)) => {
-            let phi = match case.request_slo_ms {
-                Some(slo) if slo > 0 => (case.elapsed_ms as f64 / slo as f64).clamp(0.0, 1.0),
+            let phi = match request_slo_ms {
+                Some(slo) if slo > 0 => (elapsed_ms as f64 / slo as f64).clamp(0.0, 1.0),
                 _ => 1.0,
             };
             Some(f as f64 + (c as f64 - f as f64) * phi)
         }
         _ => None,
-    };
-    // (position, bucket ttft, comparator ttft, capacity)
-    let mut rows: Vec<(usize, f64, f64, bool)> = Vec::new();
-    for (i, c) in case.clusters.iter().enumerate() {
+    }
+}
+
+/// One run of 3.6.3 over `members`; the best set is by `key` (lower wins).
+#[allow(clippy::too_many_arguments)]
+fn bucketed(
+    case: &Case,
+    members: &[usize],
+    limit: Option<f64>,
+    scale: f64,
+    unlock_ms: f64,
+    max_queued: u64,
+    key: impl Fn(usize, f64) -> (f64, f64),
+) -> Model {
+    let s = &case.settings.bucket;
+    // (position, bucket ttft, comparator key, capacity)
+    let mut rows: Vec<(usize, f64, (f64, f64), bool)> = Vec::new();
+    for &i in members {
+        let c = &case.clusters[i];
         if case.excluded.contains(&c.id) {
             continue;
         }
@@ -71,7 +86,8 @@ fn model(case: &Case) -> Model {
         if limit.is_some_and(|l| q > l) {
             continue;
         }
-        let p = prefill_ms(c, case.tokens);
+        let p = prefill_ms(c, case.tokens) * scale;
+        let p = if p.is_nan() { f64::INFINITY } else { p };
         let bucket = c.rtt_ms
             + if s.ignore_queue_time { 0.0 } else { q }
             + if s.ignore_input_processing_time {
@@ -80,8 +96,8 @@ fn model(case: &Case) -> Model {
                 p
             };
         let cap = c.max_engine_concurrency == 0
-            || c.num_running_queries < c.max_engine_concurrency.saturating_add(s.max_queued);
-        rows.push((i, bucket, c.rtt_ms + q + p, cap));
+            || c.num_running_queries < c.max_engine_concurrency.saturating_add(max_queued);
+        rows.push((i, bucket, key(i, c.rtt_ms + q + p), cap));
     }
     let finite: Vec<f64> = rows.iter().map(|r| r.1).filter(|t| t.is_finite()).collect();
     if finite.is_empty() {
@@ -99,7 +115,7 @@ fn model(case: &Case) -> Model {
             a.1.total_cmp(&b.1)
                 .then(case.clusters[a.0].id.cmp(&case.clusters[b.0].id))
         });
-        let mut slept = case.elapsed_ms as f64;
+        let mut slept = unlock_ms;
         let mut start = rows[0].1;
         for (j, r) in rows.iter().enumerate() {
             if !r.1.is_finite() {
@@ -124,8 +140,27 @@ fn model(case: &Case) -> Model {
     if pool.is_empty() {
         return wait.map_or(Model::Unavailable, Model::Wait);
     }
-    let best = pool.iter().map(|r| r.2).fold(f64::INFINITY, f64::min);
+    let best = pool
+        .iter()
+        .map(|r| r.2)
+        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)))
+        .unwrap_or((f64::INFINITY, f64::INFINITY));
     Model::Best(pool.iter().filter(|r| r.2 == best).map(|r| r.0).collect())
+}
+
+/// wait-and-widen without affinity (3.6.7 B), comparator `ttft`.
+fn model(case: &Case) -> Model {
+    let all: Vec<usize> = (0..case.clusters.len()).collect();
+    let limit = limit_ms(&case.settings.bucket, case.request_slo_ms, case.elapsed_ms);
+    bucketed(
+        case,
+        &all,
+        limit,
+        1.0,
+        case.elapsed_ms as f64,
+        case.settings.bucket.max_queued,
+        |_, ttft| (ttft, 0.0),
+    )
 }
 
 fn case_strategy() -> impl Strategy<Value = Case> {
@@ -203,6 +238,139 @@ proptest! {
             (Model::Best(best), Decision::Selected(c)) => {
                 prop_assert!(best.contains(&c.index), "model {best:?}, got {c:?}");
                 prop_assert_eq!(c.rank_depth, 1);
+            }
+            (Model::Wait(ms), Decision::Wait(d)) => {
+                let got_ms = d.as_secs_f64() * 1000.0;
+                prop_assert!((got_ms - ms).abs() < 1e-5, "model {ms}, got {got_ms}");
+            }
+            (Model::Unavailable, Decision::Unavailable) => {}
+            (Model::Best(best), other) => prop_assert!(false, "model {best:?}, got {other:?}"),
+            (Model::Wait(ms), other) => prop_assert!(false, "model Wait({ms}), got {other:?}"),
+            (Model::Unavailable, other) => prop_assert!(false, "model Unavailable, got {other:?}"),
+        }
+    }
+}
+
+/// PWW parameters on top of a case (3.8.2).
+#[derive(Clone, Debug)]
+struct Pww {
+    k: u64,
+    x_ms: u64,
+    s_ms: u64,
+    f: u64,
+    scale: f64,
+}
+
+/// The outcome of 3.8.3 with selections as ranking positions.
+fn pww_model(case: &Case, p: &Pww, ranking: &[usize]) -> Model {
+    if ranking.is_empty() {
+        return Model::Unavailable;
+    }
+    let b = &case.settings.bucket;
+    let slo = b.max_queue_time_floor_ms.is_some() && b.max_queue_time_ceil_ms.is_some();
+    let feasible = |i: &usize| !case.excluded.contains(&case.clusters[*i].id);
+    if !slo && feasible(&ranking[0]) {
+        return Model::Best(vec![ranking[0]]);
+    }
+    let limit = limit_ms(b, case.request_slo_ms, case.elapsed_ms);
+    let lqt = |i: usize, _ttft: f64| {
+        let c = &case.clusters[i];
+        let util = c.num_running_queries as f64 / c.max_engine_concurrency as f64;
+        (queue_ms(c), util)
+    };
+    let len = ranking.len() as u64;
+    let group: Vec<usize> = ranking[..p.k.min(len) as usize].to_vec();
+    let t = case.elapsed_ms;
+    let affinity = bucketed(case, &group, limit, p.scale, t as f64, b.max_queued, lqt);
+    let affinity_wait = match affinity {
+        Model::Best(_) => return affinity,
+        Model::Wait(w) => Some(w),
+        Model::Unavailable => None,
+    };
+    if t < p.x_ms {
+        let until_x = (p.x_ms - t) as f64;
+        return Model::Wait(affinity_wait.map_or(until_x, |w| w.min(until_x)));
+    }
+    let w = t - p.x_ms;
+    // S = 0 opens every band at X.
+    let bands = w.checked_div(p.s_ms).map_or(u64::MAX, |b| b + 1);
+    let (mut open_end, mut width, mut opened) = (p.k.min(len), 2u64, 0u64);
+    while opened < bands && open_end < len {
+        open_end = (open_end + width).min(len);
+        width *= 2;
+        opened += 1;
+    }
+    let next_band = (open_end < len).then(|| (p.s_ms * bands - w) as f64);
+    let open: Vec<usize> = ranking[..open_end as usize].to_vec();
+    let open = bucketed(case, &open, limit, 1.0, w as f64, p.f, lqt);
+    let open_wait = match open {
+        Model::Best(_) => return open,
+        Model::Wait(w) => Some(w),
+        Model::Unavailable => None,
+    };
+    [affinity_wait, open_wait, next_band]
+        .into_iter()
+        .flatten()
+        .min_by(f64::total_cmp)
+        .map_or(Model::Unavailable, Model::Wait)
+}
+
+fn pww_strategy() -> impl Strategy<Value = (Case, Pww)> {
+    (
+        case_strategy(),
+        (1u64..4, 0u64..600, 0u64..400, 0u64..3),
+        prop_oneof![Just(0.0), Just(0.5), Just(1.0)],
+    )
+        .prop_map(|(mut case, (k, x_ms, s_ms, f), scale)| {
+            for c in &mut case.clusters {
+                c.max_input_tps = Some(1000.0);
+                // A known engine limit keeps least queue time a total order.
+                c.max_engine_concurrency = c.max_engine_concurrency.max(1);
+            }
+            let p = Pww {
+                k,
+                x_ms,
+                s_ms,
+                f,
+                scale,
+            };
+            (case, p)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn pulsar_wait_and_widen_matches_a_spec_literal_model(
+        (case, p) in pww_strategy(),
+        seed in any::<u64>(),
+    ) {
+        let mut s = super::pww();
+        s.bucket = case.settings.bucket.clone();
+        s.cache_affinity_backend_selection_count = p.k;
+        s.cache_affinity_wait_ms = p.x_ms;
+        s.band_widen_interval_ms = p.s_ms;
+        s.fallback_max_queued = p.f;
+        s.cache_affinity_input_tokens_scale = p.scale;
+        let b = Balancer::new(&policy(Settings::PulsarWaitAndWiden(s)));
+        let excluded: Vec<&str> = case.excluded.iter().map(String::as_str).collect();
+        let request = Request {
+            model: "m",
+            input_tokens: Some(case.tokens),
+            request_slo_ms: case.request_slo_ms,
+            elapsed: Duration::from_millis(case.elapsed_ms),
+            excluded: &excluded,
+            ..Request::default()
+        };
+        let ranking = super::ranking("", &Request { excluded: &[], ..request.clone() }, &case.clusters);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let got = b.decide(&request, &case.clusters, &mut rng, &mut Scratch::default());
+        match (pww_model(&case, &p, &ranking), got) {
+            (Model::Best(best), Decision::Selected(c)) => {
+                prop_assert!(best.contains(&c.index), "model {best:?}, got {c:?}");
+                let rank = ranking.iter().position(|&i| i == c.index).map(|r| r + 1);
+                prop_assert_eq!(Some(c.rank_depth as usize), rank);
             }
             (Model::Wait(ms), Decision::Wait(d)) => {
                 let got_ms = d.as_secs_f64() * 1000.0;
