@@ -383,3 +383,123 @@ proptest! {
         }
     }
 }
+
+/// `tag(name, value)` of 3.6.6.
+fn tag(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(name.as_bytes());
+    out.push(0xFF);
+    out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+    out.extend_from_slice(value);
+}
+
+/// The affinity order of 3.6.6 (seed "", no routing key, model "m").
+fn ring_group(clusters: &[ClusterSnapshot], v: u64, key: &str, k: u64) -> Vec<usize> {
+    use xxhash_rust::xxh3::xxh3_64;
+    let mut prefix = vec![1u8];
+    tag(&mut prefix, "seed", b"");
+    tag(&mut prefix, "routing_key", b"");
+    tag(&mut prefix, "model_id", b"m");
+    let mut points = Vec::new();
+    for (i, c) in clusters.iter().enumerate() {
+        for node in 0..v {
+            let mut b = prefix.clone();
+            tag(&mut b, "cluster_id", c.id.as_bytes());
+            tag(&mut b, "virtual_node", &node.to_le_bytes());
+            points.push((xxh3_64(&b), c.id.clone(), i));
+        }
+    }
+    points.sort();
+    let mut kb = prefix;
+    tag(&mut kb, "cache_affinity_key", key.as_bytes());
+    let keypoint = xxh3_64(&kb);
+    let start = points.partition_point(|p| p.0 < keypoint);
+    let want = (k as usize).min(clusters.len());
+    let mut group: Vec<usize> = Vec::new();
+    for step in 0..points.len() {
+        if group.len() == want {
+            break;
+        }
+        let pos = points[(start + step) % points.len()].2;
+        if !group.contains(&pos) {
+            group.push(pos);
+        }
+    }
+    group
+}
+
+/// wait-and-widen with affinity (3.6.7 A): selections with their depth.
+fn ww_affinity_model(case: &Case, group: &[usize]) -> (Model, u32) {
+    let s = &case.settings;
+    let limit = limit_ms(&s.bucket, case.request_slo_ms, case.elapsed_ms);
+    let ttft = |_, t: f64| (t, 0.0);
+    let t = case.elapsed_ms;
+    let q = s.bucket.max_queued;
+    let scale = s.cache_affinity_input_tokens_scale;
+    let affinity = bucketed(case, group, limit, scale, t as f64, q, ttft);
+    let group_wait = match affinity {
+        Model::Best(_) => return (affinity, 1),
+        Model::Wait(w) => Some(w),
+        Model::Unavailable => None,
+    };
+    let x = s.cache_affinity_wait_ms;
+    if t < x {
+        let until_x = (x - t) as f64;
+        return (
+            Model::Wait(group_wait.map_or(until_x, |w| w.min(until_x))),
+            0,
+        );
+    }
+    let all: Vec<usize> = (0..case.clusters.len()).collect();
+    let depth = group.len() as u32 + 1;
+    match bucketed(case, &all, limit, 1.0, (t - x) as f64, q, ttft) {
+        Model::Best(best) => (Model::Best(best), depth),
+        Model::Wait(w) => (Model::Wait(group_wait.map_or(w, |g| g.min(w))), 0),
+        Model::Unavailable => (group_wait.map_or(Model::Unavailable, Model::Wait), 0),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn wait_and_widen_with_affinity_matches_a_spec_literal_model(
+        mut case in case_strategy(),
+        (k, x_ms, v) in (1u64..5, 0u64..600, 1u64..6),
+        scale in prop_oneof![Just(0.0), Just(0.1), Just(1.0)],
+        key in "[a-z]{1,8}",
+        seed in any::<u64>(),
+    ) {
+        case.settings.cache_affinity_backend_selection_count = Some(k);
+        case.settings.cache_affinity_wait_ms = x_ms;
+        case.settings.cache_affinity_virtual_nodes = v;
+        case.settings.cache_affinity_input_tokens_scale = scale;
+        let b = Balancer::new(&policy(Settings::WaitAndWiden(case.settings.clone())));
+        let excluded: Vec<&str> = case.excluded.iter().map(String::as_str).collect();
+        let request = Request {
+            model: "m",
+            cache_affinity_key: Some(&key),
+            input_tokens: Some(case.tokens),
+            request_slo_ms: case.request_slo_ms,
+            elapsed: Duration::from_millis(case.elapsed_ms),
+            excluded: &excluded,
+            ..Request::default()
+        };
+        let group = ring_group(&case.clusters, v, &key, k);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let got = b.decide(&request, &case.clusters, &mut rng, &mut Scratch::default());
+        match (ww_affinity_model(&case, &group), got) {
+            ((Model::Best(best), depth), Decision::Selected(c)) => {
+                prop_assert!(best.contains(&c.index), "model {best:?}, got {c:?}");
+                prop_assert_eq!(c.rank_depth, depth);
+            }
+            ((Model::Wait(ms), _), Decision::Wait(d)) => {
+                let got_ms = d.as_secs_f64() * 1000.0;
+                prop_assert!((got_ms - ms).abs() < 1e-5, "model {ms}, got {got_ms}");
+            }
+            ((Model::Unavailable, _), Decision::Unavailable) => {}
+            ((Model::Best(best), _), other) => prop_assert!(false, "model {best:?}, got {other:?}"),
+            ((Model::Wait(ms), _), other) => prop_assert!(false, "model Wait({ms}), got {other:?}"),
+            ((Model::Unavailable, _), other) => prop_assert!(false, "model Unavailable, got {other:?}"),
+        }
+    }
+}
