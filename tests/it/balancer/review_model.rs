@@ -503,3 +503,63 @@ proptest! {
         }
     }
 }
+
+/// The Pulsar ranking of 3.7.1-3.7.3 computed from the spec alone (seed
+/// "", no routing key, model "m"): positions, best first.
+fn pulsar_model(clusters: &[ClusterSnapshot], key: Option<&str>) -> Vec<usize> {
+    use xxhash_rust::xxh3::xxh3_64;
+    let mut scored: Vec<(f64, &str, usize)> = Vec::new();
+    for (i, c) in clusters.iter().enumerate() {
+        let Some(w) = c.max_input_tps.filter(|w| w.is_finite() && *w > 0.0) else {
+            continue;
+        };
+        let mut b = vec![1u8];
+        tag(&mut b, "seed", b"");
+        tag(&mut b, "routing_key", b"");
+        tag(&mut b, "model_id", b"m");
+        tag(&mut b, "cache_affinity_key", key.unwrap_or("").as_bytes());
+        tag(&mut b, "cluster_id", c.id.as_bytes());
+        let u = (xxh3_64(&b) as f64 + 1.0) / (u64::MAX as f64 + 2.0);
+        let e = -u.ln();
+        if e.is_finite() && e > 0.0 {
+            scored.push((w / e, c.id.as_str(), i));
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().map(|s| s.2).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn pulsar_ranking_matches_a_spec_literal_model(
+        weights in proptest::collection::vec(
+            proptest::option::of(prop_oneof![
+                Just(f64::NAN), Just(-1.0), Just(0.0), Just(f64::INFINITY),
+                Just(500.0), 1.0f64..5000.0,
+            ]),
+            0..10,
+        ),
+        key in proptest::option::of("[a-z0-9]{0,12}"),
+    ) {
+        let clusters: Vec<ClusterSnapshot> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, w)| ClusterSnapshot {
+                max_input_tps: *w,
+                ..ClusterSnapshot::new(format!("inst-{i}"))
+            })
+            .collect();
+        let request = Request {
+            model: "m",
+            cache_affinity_key: key.as_deref(),
+            input_tokens: Some(1),
+            ..Request::default()
+        };
+        prop_assert_eq!(
+            super::ranking("", &request, &clusters),
+            pulsar_model(&clusters, key.as_deref())
+        );
+    }
+}
