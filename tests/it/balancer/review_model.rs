@@ -563,3 +563,69 @@ proptest! {
         );
     }
 }
+
+/// The legacy band walk of 3.8.5 (no initial wait): selections only.
+fn legacy_model(case: &Case, ranking: &[usize]) -> Model {
+    if ranking.is_empty() {
+        return Model::Unavailable;
+    }
+    let b = &case.settings.bucket;
+    let slo = b.max_queue_time_floor_ms.is_some() && b.max_queue_time_ceil_ms.is_some();
+    if !slo && !case.excluded.contains(&case.clusters[ranking[0]].id) {
+        return Model::Best(vec![ranking[0]]);
+    }
+    let limit = limit_ms(b, case.request_slo_ms, case.elapsed_ms);
+    let lqt = |i: usize, _ttft: f64| {
+        let c = &case.clusters[i];
+        let util = c.num_running_queries as f64 / c.max_engine_concurrency as f64;
+        (queue_ms(c), util)
+    };
+    let (mut start, mut width) = (0, 1);
+    while start < ranking.len() {
+        let end = (start + width).min(ranking.len());
+        let band = &ranking[start..end];
+        let t = case.elapsed_ms as f64;
+        if let Model::Best(best) = bucketed(case, band, limit, 1.0, t, b.max_queued, lqt) {
+            return Model::Best(best);
+        }
+        start = end;
+        width *= 2;
+    }
+    Model::Unavailable
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn legacy_band_walk_matches_a_spec_literal_model(
+        (case, _) in pww_strategy(),
+        seed in any::<u64>(),
+    ) {
+        let mut s = super::pww();
+        s.bucket = case.settings.bucket.clone();
+        let b = Balancer::legacy_band_walk(&s, 0);
+        let excluded: Vec<&str> = case.excluded.iter().map(String::as_str).collect();
+        let request = Request {
+            model: "m",
+            input_tokens: Some(case.tokens),
+            request_slo_ms: case.request_slo_ms,
+            elapsed: Duration::from_millis(case.elapsed_ms),
+            excluded: &excluded,
+            ..Request::default()
+        };
+        let ranking = super::ranking("", &Request { excluded: &[], ..request.clone() }, &case.clusters);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let got = b.decide(&request, &case.clusters, &mut rng, &mut Scratch::default());
+        match (legacy_model(&case, &ranking), got) {
+            (Model::Best(best), Decision::Selected(c)) => {
+                prop_assert!(best.contains(&c.index), "model {best:?}, got {c:?}");
+                let rank = ranking.iter().position(|&i| i == c.index).map(|r| r + 1);
+                prop_assert_eq!(Some(c.rank_depth as usize), rank);
+            }
+            (Model::Unavailable, Decision::Unavailable) => {}
+            (Model::Best(best), other) => prop_assert!(false, "model {best:?}, got {other:?}"),
+            (_, other) => prop_assert!(false, "model Unavailable, got {other:?}"),
+        }
+    }
+}
