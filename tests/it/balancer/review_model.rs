@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
-use routex::ir::{BucketSettings, Settings, WaitAndWidenSettings};
+use routex::ir::{BucketSettings, Comparator, Settings, WaitAndWidenSettings};
 use std::time::Duration;
 
 #[derive(Clone, Debug)]
@@ -626,6 +626,92 @@ proptest! {
             (Model::Unavailable, Decision::Unavailable) => {}
             (Model::Best(best), other) => prop_assert!(false, "model {best:?}, got {other:?}"),
             (_, other) => prop_assert!(false, "model Unavailable, got {other:?}"),
+        }
+    }
+}
+
+/// 3.1 queue estimate for priority `p`, with priority maps.
+fn queue_ms_at(c: &ClusterSnapshot, p: u32) -> f64 {
+    let free = c.max_engine_concurrency > 0 && c.num_running_queries < c.max_engine_concurrency;
+    if free {
+        return 0.0;
+    }
+    if !c.queue_time_estimate_ms_by_priority.is_empty() {
+        return c
+            .queue_time_estimate_ms_by_priority
+            .iter()
+            .filter(|e| e.0 <= p)
+            .max_by_key(|e| e.0)
+            .map_or(0.0, |e| e.1 as f64);
+    }
+    queue_ms(c)
+}
+
+/// The standalone comparator scores of 3.2.
+fn standalone(comparator: Comparator, c: &ClusterSnapshot, t: u64, p: u32) -> f64 {
+    let tps = c.last_mean_input_tps;
+    match comparator {
+        Comparator::Ttft => c.rtt_ms + queue_ms_at(c, p) + prefill_ms(c, t),
+        Comparator::QueueTime => queue_ms_at(c, p),
+        Comparator::InputWorkSeconds => match (c.queued_input_size + t, tps > 0.0) {
+            (0, _) => 0.0,
+            (_, false) => f64::INFINITY,
+            (w, true) => w as f64 / tps,
+        },
+        Comparator::Utilization => {
+            c.num_running_queries as f64 / c.max_engine_concurrency.max(1) as f64
+        }
+        Comparator::NumRequestsQueued => c.queue_size as f64,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn power_of_n_sampling_everyone_takes_a_best_standalone_score(
+        (case, _) in pww_strategy(),
+        maps in proptest::collection::vec(
+            proptest::collection::btree_map(0u32..4, 0u64..300, 0..3), 8),
+        sizes in proptest::collection::vec(0u64..4, 8),
+        p in 0u32..4,
+        which in 0usize..5,
+        seed in any::<u64>(),
+    ) {
+        let comparator = [
+            Comparator::Ttft,
+            Comparator::QueueTime,
+            Comparator::InputWorkSeconds,
+            Comparator::Utilization,
+            Comparator::NumRequestsQueued,
+        ][which];
+        let mut clusters = case.clusters.clone();
+        for (i, c) in clusters.iter_mut().enumerate() {
+            c.queue_time_estimate_ms_by_priority = maps[i].clone().into_iter().collect();
+            c.queue_size = sizes[i];
+        }
+        let b = Balancer::new(&policy(Settings::PowerOfN(super::power_of_n(64, comparator))));
+        let excluded: Vec<&str> = case.excluded.iter().map(String::as_str).collect();
+        let request = Request {
+            model: "m",
+            input_tokens: Some(case.tokens),
+            priority: p,
+            excluded: &excluded,
+            ..Request::default()
+        };
+        let eligible: Vec<usize> = (0..clusters.len())
+            .filter(|&i| !case.excluded.contains(&clusters[i].id))
+            .collect();
+        let score = |i: usize| standalone(comparator, &clusters[i], case.tokens, p);
+        let best = eligible.iter().map(|&i| score(i)).fold(f64::INFINITY, f64::min);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        match b.decide(&request, &clusters, &mut rng, &mut Scratch::default()) {
+            Decision::Selected(c) => {
+                prop_assert!(eligible.contains(&c.index));
+                prop_assert_eq!(score(c.index), best);
+                prop_assert_eq!(c.rank_depth, 1);
+            }
+            other => prop_assert!(eligible.is_empty(), "got {other:?}"),
         }
     }
 }
