@@ -2,7 +2,9 @@
 //! (`check::check_expression`) of a typical header expression and of the
 //! equivalent call expression, next to `sfv`'s RFC 8941 parse of the same
 //! header text (the floor any header-form compiler pays), and the parsers
-//! alone. Target: the full compile within 2x of sfv's parse.
+//! alone; plus `compile_request_expression` against a prebuilt table, the
+//! router's cost on an expression-cache miss. Target: the full compile
+//! within 2x of sfv's parse.
 //!
 //! `cargo bench --bench compile -- --warm-up-time 1 --measurement-time 3`
 
@@ -43,6 +45,15 @@ fn compile(c: &mut Criterion) {
         });
         g.bench_function("check_expression_call", |b| {
             b.iter(|| routex::check::check_expression("arg:1", black_box(CALL), None, None))
+        });
+        // What a router pays on an expression-cache miss: the table is built
+        // once, no report, no provenance.
+        let table = routex::check::permissive_table();
+        g.bench_function("compile_request_expression_header", |b| {
+            b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(HEADER)))
+        });
+        g.bench_function("compile_request_expression_call", |b| {
+            b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(CALL)))
         });
     } else {
         eprintln!(
