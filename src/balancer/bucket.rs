@@ -115,7 +115,9 @@ pub fn select(
         return potential.map_or(Outcome::Unavailable, Outcome::Wait);
     }
     let pool = &mut unlocked[..with_capacity];
-    let sampled = (s.n.max(1) as usize).min(pool.len());
+    let sampled = usize::try_from(s.n.max(1))
+        .unwrap_or(usize::MAX)
+        .min(pool.len());
     for i in 0..sampled {
         let j = rng.random_range(i..pool.len());
         pool.swap(i, j);

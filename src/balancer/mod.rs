@@ -22,7 +22,9 @@ mod target;
 mod wait_and_widen;
 
 pub use pulsar_wait_and_widen::open_prefix;
-pub use ranking::{score as pulsar_score, weight as pulsar_weight};
+pub use ranking::{
+    feasibility as pulsar_feasibility, score as pulsar_score, weight as pulsar_weight, Feasibility,
+};
 
 use crate::ir::{Policy, PulsarWaitAndWidenSettings, Settings};
 use rand::RngCore;

@@ -46,7 +46,7 @@ pub struct ExplainArgs {
 }
 
 pub fn run_check(args: &CheckArgs) -> i32 {
-    let table = match load_config(args.config.as_ref(), args.format) {
+    let table = match load_config(args.config.as_ref(), args.format, Stream::Stdout) {
         Ok(table) => table,
         Err(code) => return code,
     };
@@ -67,7 +67,7 @@ pub fn run_explain(args: &ExplainArgs) -> i32 {
     if !matches!(args.format, Format::Human | Format::Json) {
         return usage_error("explain prints --format human or json");
     }
-    let table = match load_config(args.config.as_ref(), args.format) {
+    let table = match load_config(args.config.as_ref(), args.format, Stream::Stderr) {
         Ok(table) => table,
         Err(code) => return code,
     };
@@ -94,9 +94,14 @@ pub fn run_explain(args: &ExplainArgs) -> i32 {
     }
 }
 
-/// The `--config` table. A configuration with errors is reported (on
-/// stdout, in `format`) and fails the run: overriding it means nothing.
-fn load_config(path: Option<&PathBuf>, format: Format) -> Result<Option<RouteTable>, i32> {
+/// The `--config` table. A configuration with errors is reported (in
+/// `format`, on the command's diagnostics stream) and fails the run:
+/// overriding it means nothing.
+fn load_config(
+    path: Option<&PathBuf>,
+    format: Format,
+    stream: Stream,
+) -> Result<Option<RouteTable>, i32> {
     let Some(path) = path else {
         return Ok(None);
     };
@@ -106,7 +111,7 @@ fn load_config(path: Option<&PathBuf>, format: Format) -> Result<Option<RouteTab
     match table {
         Some(table) if !report.has_errors() => Ok(Some(table)),
         _ => {
-            emit(&[report], format, Stream::Stdout, "file", false);
+            emit(&[report], format, stream, "file", false);
             Err(output::FAILED)
         }
     }

@@ -38,7 +38,12 @@ pub fn stderr(text: &str) {
 
 /// Prints a one-line usage or I/O error and returns [`USAGE`].
 pub fn usage_error(message: impl std::fmt::Display) -> i32 {
-    stderr(&format!("routex: {message}\n"));
+    // File names are user input: keep control characters off the terminal.
+    let line: String = format!("routex: {message}")
+        .chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect();
+    stderr(&(line + "\n"));
     USAGE
 }
 
@@ -51,6 +56,9 @@ pub fn emit(reports: &[Report], format: Format, stream: Stream, noun: &str, quie
             let mut text = human::render(reports, human_style(stream));
             let (errors, warnings) = totals(reports);
             if !(quiet && errors + warnings == 0) {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
                 text.push_str(&human::summary(errors, warnings, reports.len(), noun));
             }
             text

@@ -1,15 +1,169 @@
-//! `routex sim`: the routing simulator's command line.
+//! `routex sim`: the routing simulator's command line (simulator.md A10.2).
+//! Argument parsing, progress and file writing only; the simulator lives in
+//! `crate::sim`.
+
+use crate::diag::Report;
+use crate::sim::scenario::{self, Prepared};
+use crate::sim::{output, plot, sweep};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Arguments of `routex sim`.
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
-    #[arg(trailing_var_arg = true)]
-    pub rest: Vec<String>,
+    #[command(subcommand)]
+    pub command: SimCommand,
 }
 
-/// Runs `routex sim`; returns the exit code.
+#[derive(Debug, clap::Subcommand)]
+pub enum SimCommand {
+    /// Runs a scenario (the built-in five-region default without a file).
+    Run(RunArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Scenario JSON file; omitted = the built-in default scenario.
+    pub scenario: Option<PathBuf>,
+    /// Writes summary.json, summary.csv, timeseries.csv and plot.svg here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads (runs are independent; output does not depend on it).
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Seed 1 only, 30 s warmup and 90 s measured.
+    #[arg(long)]
+    pub quick: bool,
+    /// Replaces the scenario's seeds with this one.
+    #[arg(long)]
+    pub rng_seed: Option<u64>,
+    /// Waiting model; only `faithful` (polling) is implemented.
+    #[arg(long, default_value = "faithful", value_parser = ["faithful"])]
+    pub mode: String,
+}
+
+/// Runs `routex sim`; returns the exit code (0 ok, 1 invalid scenario,
+/// 2 usage or I/O).
 pub fn run(args: &SimArgs) -> i32 {
-    let _ = args;
-    eprintln!("routex sim: not yet implemented");
-    2
+    match &args.command {
+        SimCommand::Run(a) => run_scenario(a),
+    }
+}
+
+fn print_report(report: &Report) {
+    for d in &report.diagnostics {
+        let (line, col) = report.line_column(d.span.start);
+        let severity = if d.is_error() { "error" } else { "warning" };
+        eprintln!(
+            "{severity}[{}]: {}:{line}:{col}: {}",
+            d.code, report.source_name, d.message
+        );
+        if let Some(help) = &d.help {
+            eprintln!("  help: {help}");
+        }
+    }
+}
+
+/// Loads the scenario (file or built-in) and applies the overrides.
+pub fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
+    let (name, text) = match &a.scenario {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(t) => (path.display().to_string(), t),
+            Err(e) => {
+                eprintln!("routex sim: cannot read {}: {e}", path.display());
+                return Err(2);
+            }
+        },
+        None => (
+            scenario::DEFAULT_SOURCE.to_string(),
+            scenario::DEFAULT_SCENARIO.to_string(),
+        ),
+    };
+    let mut prepared = match scenario::load(&name, &text) {
+        Ok(p) => p,
+        Err(report) => {
+            print_report(&report);
+            return Err(1);
+        }
+    };
+    print_report(&prepared.warnings);
+    if a.quick {
+        prepared.quick();
+    }
+    if let Some(seed) = a.rng_seed {
+        prepared.only_seed(seed);
+    }
+    Ok(prepared)
+}
+
+fn run_scenario(a: &RunArgs) -> i32 {
+    let prepared = match prepare(a) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if let Some(dir) = &a.out {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("routex sim: cannot create {}: {e}", dir.display());
+            return 2;
+        }
+    }
+    let started = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |done: usize, total: usize| {
+        if tty {
+            let width = 30;
+            let filled = done * width / total.max(1);
+            eprint!(
+                "\r[{}{}] {done}/{total} runs, {:.1} s",
+                "#".repeat(filled),
+                " ".repeat(width - filled),
+                started.elapsed().as_secs_f64()
+            );
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let runs = sweep::sweep(&prepared, a.jobs.max(1), &mut progress);
+    let wall = started.elapsed().as_secs_f64();
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(output::table(&prepared, &runs).as_bytes());
+    let requests: u64 = runs.iter().map(|r| r.result.stats.requests).sum();
+    let _ = writeln!(
+        stdout,
+        "{} runs, {requests} simulated requests in {wall:.1} s wall ({:.0} requests/s)",
+        runs.len(),
+        requests as f64 / wall.max(1e-9)
+    );
+    match &a.out {
+        Some(dir) => match write_outputs(dir, &prepared, &a.mode, &runs) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("routex sim: cannot write to {}: {e}", dir.display());
+                2
+            }
+        },
+        None => 0,
+    }
+}
+
+/// The four result files.
+pub fn write_outputs(
+    dir: &Path,
+    prepared: &Prepared,
+    mode: &str,
+    runs: &[sweep::RunOutput],
+) -> std::io::Result<()> {
+    std::fs::write(
+        dir.join("summary.json"),
+        output::summary_json(prepared, mode, runs),
+    )?;
+    std::fs::write(dir.join("summary.csv"), output::summary_csv(prepared, runs))?;
+    std::fs::write(
+        dir.join("timeseries.csv"),
+        output::timeseries_csv(prepared, runs),
+    )?;
+    std::fs::write(dir.join("plot.svg"), plot::svg(prepared, runs))?;
+    Ok(())
 }

@@ -4,8 +4,9 @@
 //! [`Style::Fancy`] (unicode and colours) is for terminals; [`Style::Plain`]
 //! is ASCII without escape codes, stable enough for snapshots and logs.
 
+use super::inert::{inert_source, inert_text};
 use super::locate;
-use crate::diag::{Diagnostic, Report, Severity};
+use crate::diag::{Diagnostic, Report, Severity, Span};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 use std::fmt;
 use std::sync::Arc;
@@ -39,7 +40,7 @@ pub fn render(reports: &[Report], style: Style) -> String {
 /// The diagnostics of one report, without a summary.
 pub fn render_report(report: &Report, style: Style) -> String {
     let handler = handler(style);
-    let text: Arc<str> = Arc::from(report.text.as_str());
+    let text: Arc<str> = Arc::from(inert_source(&report.text).as_str());
     let mut out = String::new();
     for diagnostic in &report.diagnostics {
         if !out.is_empty() {
@@ -48,12 +49,17 @@ pub fn render_report(report: &Report, style: Style) -> String {
         let at = locate(report, diagnostic.span);
         // miette counts columns in bytes; name the source with our
         // character-based position instead, as in the JSON output.
-        let name = format!("{}:{}:{}", report.source_name, at.line, at.column);
+        let name = format!(
+            "{}:{}:{}",
+            inert_text(&report.source_name),
+            at.line,
+            at.column
+        );
         let source = NamedSource::new(name, Arc::clone(&text));
         let view = View {
             diagnostic,
             source: &source,
-            span: SourceSpan::new(at.span.start.into(), at.span.end - at.span.start),
+            span: visible_span(&report.text, at.span),
         };
         if handler.render_report(&mut out, &view).is_err() {
             // Rendering into a String only fails on a formatter bug; fall
@@ -72,12 +78,12 @@ pub fn one_line(report: &Report, diagnostic: &Diagnostic) -> String {
     let at = locate(report, diagnostic.span);
     format!(
         "{}:{}:{}: {}[{}]: {}\n",
-        report.source_name,
+        inert_text(&report.source_name),
         at.line,
         at.column,
         severity_name(diagnostic.severity),
         diagnostic.code,
-        diagnostic.message
+        inert_text(&diagnostic.message)
     )
 }
 
@@ -96,6 +102,19 @@ pub fn summary(errors: usize, warnings: usize, sources: usize, noun: &str) -> St
         plural(warnings, "warning"),
         plural(sources, noun)
     )
+}
+
+/// miette draws no pointer for an empty span after the final newline (an
+/// "unexpected end of input"); point at the end of the last line instead.
+fn visible_span(text: &str, span: Span) -> SourceSpan {
+    let mut start = span.start;
+    if span.start == span.end && start == text.len() {
+        let trimmed = text.trim_end_matches(['\n', '\r']).len();
+        if trimmed < start {
+            start = trimmed;
+        }
+    }
+    SourceSpan::new(start.into(), span.end.max(start) - start)
 }
 
 fn severity_name(severity: Severity) -> &'static str {
@@ -140,7 +159,7 @@ impl fmt::Debug for View<'_> {
 
 impl fmt::Display for View<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.diagnostic.message)
+        f.write_str(&inert_text(&self.diagnostic.message))
     }
 }
 
@@ -162,7 +181,7 @@ impl miette::Diagnostic for View<'_> {
         self.diagnostic
             .help
             .as_deref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display + 'b>)
+            .map(|h| Box::new(inert_text(h)) as Box<dyn fmt::Display + 'b>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -170,11 +189,12 @@ impl miette::Diagnostic for View<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let label = self
-            .diagnostic
-            .label
-            .clone()
-            .unwrap_or_else(|| self.diagnostic.message.clone());
+        let label = inert_text(
+            self.diagnostic
+                .label
+                .as_deref()
+                .unwrap_or(&self.diagnostic.message),
+        );
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
             Some(label),
             self.span,

@@ -2,6 +2,7 @@
 //! state machine: it says how long to sleep or when to give up, and never
 //! sleeps itself, so the simulator can drive it in virtual time.
 
+use super::rejection::{Rejection, RejectionCode};
 use crate::balancer::{Choice, Decision};
 use rand::{Rng, RngCore};
 use std::time::Duration;
@@ -77,6 +78,14 @@ impl WaitLoop {
             }
             Decision::Unavailable => self.retry(elapsed, rng),
         }
+    }
+
+    /// The 503 to answer after [`Step::GiveUp`].
+    pub fn give_up_rejection(&self) -> Rejection {
+        Rejection::new(
+            RejectionCode::RoutingUnavailable,
+            "no cluster became selectable before the routing deadline",
+        )
     }
 
     /// Step 7: a generic retry while the retry deadline lasts, else 503.

@@ -1,1 +1,28 @@
-//! placeholder
+//! `routex sim`: a deterministic discrete-event simulator that drives the
+//! balancer core in virtual time (simulator.md). It models the routers
+//! around the core (stale stats, reservations, the routing loop), the Pylon
+//! stats agents, the engines and the clients; it never decides a route
+//! itself.
+//!
+//! Codemap: [`scenario`] (file, validation, policies) -> [`sweep`] (threads,
+//! run order) -> [`run`] (one run: events, routers, engines) -> [`metrics`]
+//! -> [`output`] and [`plot`].
+
+pub mod calibrate;
+pub mod engine;
+pub mod events;
+pub mod kv;
+pub mod metrics;
+pub mod output;
+pub mod plot;
+pub mod policy;
+pub mod pylon;
+pub mod rng;
+pub mod run;
+pub mod scenario;
+pub mod sweep;
+pub mod time;
+pub mod topology;
+pub mod views;
+pub mod wait;
+pub mod workload;

@@ -2,6 +2,8 @@
 //! diagnostics fixtures, and the real binary end to end.
 
 mod binary;
+mod commands;
 mod fixtures;
+mod props;
 mod render;
 pub mod run;

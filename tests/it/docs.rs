@@ -3,7 +3,8 @@
 //!
 //! - ```` ```console ````: each `$ routex ARGS` line runs the real binary in
 //!   the crate root; the lines up to the next `$` line are its stdout
-//!   (trailing whitespace and trailing blank lines ignored);
+//!   (trailing whitespace and trailing blank lines ignored), or its stdout
+//!   then its stderr when the line ends with `2>&1`;
 //! - ```` ```routex-check ````: every line compiles with no error;
 //! - ```` ```routex-error ````: every line fails with an error;
 //! - ```` ```routes ````: the block is a route file with no diagnostics;
@@ -155,6 +156,11 @@ fn run_console(file: &str, block: &Block) -> Vec<String> {
         }
     }
     for (line, command, expected) in commands {
+        // A trailing `2>&1` compares stdout followed by stderr.
+        let (command, with_stderr) = match command.trim_end().strip_suffix("2>&1") {
+            Some(rest) => (rest.trim_end(), true),
+            None => (command, false),
+        };
         let words = match shell::split(command) {
             Ok(words) => words,
             Err(e) => {
@@ -168,7 +174,12 @@ fn run_console(file: &str, block: &Block) -> Vec<String> {
         };
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = super::cli::run::routex(&args);
-        let (got, want) = (normalise(&out.stdout), normalise(&expected.join("\n")));
+        let printed = if with_stderr {
+            format!("{}{}", out.stdout, out.stderr)
+        } else {
+            out.stdout.clone()
+        };
+        let (got, want) = (normalise(&printed), normalise(&expected.join("\n")));
         if got != want {
             failures.push(format!(
                 "{file}:{line}: `{command}` (exit {}) printed:\n{got}\n--- expected:\n{want}\n--- stderr:\n{}",

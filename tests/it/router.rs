@@ -4,8 +4,13 @@
 
 mod admission;
 mod cache;
+mod concurrency;
+mod decide_cli;
 mod decide_input;
+mod merge;
+mod properties;
 mod rejection;
 mod resolution;
+mod round_robin;
 mod support;
 mod wait;

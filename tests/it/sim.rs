@@ -1,1 +1,10 @@
-//! Tests for the sim layer.
+//! Tests for the sim layer (simulator.md A12).
+
+mod calibration;
+mod calibration_policies;
+mod cli;
+mod core;
+mod determinism;
+mod invariants;
+mod scenario;
+mod support;

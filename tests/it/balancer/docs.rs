@@ -232,3 +232,32 @@ fn doc_legacy_band_walk() {
     assert_eq!(decide(&waiting, &at(100), &cs), Decision::Wait(ms(200)));
     assert_eq!(depth(decide(&waiting, &at(300), &cs)), 4);
 }
+
+/// Keeps docs/algorithms.md and this file in step: every bracketed test
+/// name in the document is one of the tests above, and each is cited.
+#[test]
+fn every_worked_example_names_its_test() {
+    const TESTS: [&str; 9] = [
+        "doc_shared_estimates",
+        "doc_round_robin",
+        "doc_random",
+        "doc_power_of_n",
+        "doc_wait_and_widen_bucket",
+        "doc_wait_and_widen_affinity",
+        "doc_pulsar_hash",
+        "doc_pww_timeline",
+        "doc_legacy_band_walk",
+    ];
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/algorithms.md"))
+        .expect("docs/algorithms.md is readable");
+    let cited: Vec<&str> = text
+        .split("[`")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("`]").map(|(name, _)| name))
+        .collect();
+    let mut sorted_cited = cited.clone();
+    sorted_cited.sort_unstable();
+    let mut sorted_tests = TESTS.to_vec();
+    sorted_tests.sort_unstable();
+    assert_eq!(sorted_cited, sorted_tests);
+}

@@ -273,4 +273,36 @@ proptest! {
             prop_assert!(c.rank_depth as usize <= limit.max(1), "{c:?} limit {limit}");
         }
     }
+
+    #[test]
+    fn ring_primary_is_independent_of_candidate_order(
+        n in 1usize..12,
+        key in "[a-z0-9]{1,12}",
+        rotate in 0usize..12,
+    ) {
+        let s = WaitAndWidenSettings {
+            cache_affinity_backend_selection_count: Some(1),
+            cache_affinity_wait_ms: 60_000,
+            ..ww()
+        };
+        let p = policy(Settings::WaitAndWiden(s));
+        let cs = super::clusters(n);
+        let mut moved = cs.clone();
+        moved.rotate_left(rotate % n);
+        let r = Req {
+            key: Some(key),
+            tokens: Some(100),
+            priority: 0,
+            slo: None,
+            elapsed_ms: 0,
+            excluded: Vec::new(),
+        };
+        let id = |d: Decision, cs: &[ClusterSnapshot]| match d {
+            Decision::Selected(c) => Some((cs[c.index].id.clone(), c.rank_depth)),
+            _ => None,
+        };
+        let a = id(run(&p, &r, &cs, 1), &cs);
+        prop_assert!(a.is_some());
+        prop_assert_eq!(a, id(run(&p, &r, &moved, 2), &moved));
+    }
 }

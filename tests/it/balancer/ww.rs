@@ -408,6 +408,19 @@ fn wait_and_widen_uses_comparator_in_every_selection_path() {
             assert_eq!(selected(super::decide_seeded(&b, &at(0), &cs, seed)), 1);
         }
     }
+    // After-X global path: full primary, two others compared by queue size.
+    let order = ring_order(3, 1);
+    let rest = others(3, &order);
+    let mut cs = idle(3);
+    make_full(&mut cs[order[0]]);
+    cs[rest[0]].queue_size = 7;
+    cs[rest[1]].queue_size = 3;
+    cs[rest[1]].rtt_ms = 25.0;
+    for seed in 0..10 {
+        let b = routex::balancer::Balancer::new(&pol(s(Some(1))));
+        let d = super::decide_seeded(&b, &at(0), &cs, seed);
+        assert_eq!((selected(d), depth(d)), (rest[1], 2));
+    }
 }
 
 #[test]

@@ -124,3 +124,25 @@ fn fmt_refuses_files_it_cannot_format() {
         format!("routex: {path}: --header applies to expressions, not route files\n")
     );
 }
+
+#[test]
+fn directories_where_files_are_expected_exit_2() {
+    for (args, message) in [
+        (
+            &["check", "--config", "examples", "round-robin"][..],
+            "routex: examples: is a directory\n",
+        ),
+        (&["build", "examples"], "routex: examples: is a directory\n"),
+        (
+            &["import", "examples"],
+            "routex: examples: is a directory\n",
+        ),
+        (
+            &["fmt", "examples"],
+            "routex: examples: fmt formats *.routes files and expressions\n",
+        ),
+    ] {
+        let out = routex(args);
+        assert_eq!((out.code, out.stderr.as_str()), (2, message), "{args:?}");
+    }
+}

@@ -4,11 +4,12 @@
 //! after, and every code must have a fixture.
 //!
 //! How a fixture is run: `.expr` is checked as one expression (trailing
-//! newline removed) against the permissive default, or against
-//! `context/CODE.routes` when that file exists; if that yields no diagnostic
-//! of the code, it is formatted in header form (`not_representable_in_header`).
+//! newline removed) against the permissive default, or, when it is named
+//! `CODE.context.expr`, against the route file `context/CODE.routes`; if that
+//! yields no diagnostic of the code, it is formatted in header form
+//! (`not_representable_in_header`).
 //! `.routes` is linted, then built (`default_with_arguments`). `.json` is
-//! linted as lb-config.json.
+//! linted as lb-config.json, then imported (`not_representable_in_route_file`).
 
 use routex::diag::{Code, Report};
 use routex::render::{github, human, json, sarif};
@@ -50,10 +51,16 @@ pub fn produce(path: &Path) -> Report {
     match path.extension().and_then(|e| e.to_str()) {
         Some("expr") => {
             let expr = text.trim_end_matches(['\n', '\r']);
-            let context = dir().join("context").join(name.replace(".expr", ".routes"));
-            let table = std::fs::read_to_string(&context)
-                .ok()
-                .and_then(|t| routex::check::check_route_file("context.routes", &t).0);
+            let table = match code {
+                Some(code) if name.ends_with(".context.expr") => {
+                    let context = dir().join("context").join(format!("{code}.routes"));
+                    let text = std::fs::read_to_string(&context).unwrap_or_default();
+                    let (table, report) = routex::check::check_route_file("context.routes", &text);
+                    assert!(!report.has_errors(), "{}: {:?}", context.display(), report);
+                    table
+                }
+                _ => None,
+            };
             let (_, report) = routex::check::check_expression(&name, expr, table.as_ref(), None);
             if has(&report, code) {
                 return report;
@@ -79,14 +86,25 @@ pub fn produce(path: &Path) -> Report {
                 report
             }
         }
-        _ => routex::config::check_lb_config(&name, &text).1,
+        _ => {
+            let (_, report) = routex::config::check_lb_config(&name, &text);
+            if has(&report, code) {
+                return report;
+            }
+            let (_, imported) = routex::config::import(&name, &text);
+            if has(&imported, code) {
+                imported
+            } else {
+                report
+            }
+        }
     }
 }
 
 /// Fixtures also shown in the github and sarif formats.
 const EVERY_FORMAT: &[&str] = &[
     "not_applicable.expr",
-    "deprecated_alias.routes",
+    "deprecated_alias.expr",
     "invalid_json.json",
     "duplicate_model.routes",
 ];
@@ -135,5 +153,26 @@ fn every_code_has_a_fixture() {
     assert!(
         missing.is_empty(),
         "no fixture in tests/inputs/diagnostics for {missing:?}"
+    );
+}
+
+#[test]
+fn no_snapshot_outlives_its_fixture() {
+    let snapshots = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/cli"));
+    let orphans: Vec<String> = std::fs::read_dir(snapshots)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter_map(|n| {
+                    let fixture = n.split_once('@')?.1.strip_suffix(".snap")?.to_string();
+                    (!dir().join(&fixture).is_file()).then_some(n)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        orphans.is_empty(),
+        "snapshots without a fixture: {orphans:?}"
     );
 }

@@ -221,3 +221,10 @@ fn broken_spans_render_without_panicking() {
         Some(4)
     );
 }
+
+#[test]
+fn human_fancy_draws_unicode() {
+    let text = human::render(&sample(), human::Style::Fancy { width: 80 });
+    assert!(text.contains('╭') || text.contains('┬'), "{text}");
+    assert!(text.contains("fleet.routes:3:18"));
+}

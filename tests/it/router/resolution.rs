@@ -216,3 +216,34 @@ fn expression_compile_errors_become_rejections_with_the_compilers_code() {
     assert_eq!(code, RejectionCode::Expression(Code::UnknownParameter));
     assert_eq!(message, "unknown parameter 'bad'");
 }
+
+#[test]
+fn router_and_resolutions_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<routex::router::Router>();
+    shareable::<routex::router::Resolved>();
+    shareable::<routex::router::Rejection>();
+    shareable::<routex::router::WaitLoop>();
+}
+
+#[test]
+fn a_new_target_generation_starts_with_fresh_instances() {
+    let h = restrictive();
+    let clusters = [cluster("a"), cluster("b"), cluster("c")];
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut pick = |key: Option<&'static str>| {
+        let req = RouteRequest::new(routex::balancer::Request {
+            routing_key: key,
+            ..request("m1")
+        });
+        match h.router.route(&req, &clusters, &mut rng, &mut scratch) {
+            Ok(Decision::Selected(c)) => c.index,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!([pick(None), pick(None), pick(Some("k"))], [0, 1, 0]);
+    h.router.reset_target("m1", None);
+    // The reset target restarts its counter; another target keeps its own.
+    assert_eq!([pick(None), pick(Some("k"))], [0, 1]);
+}

@@ -177,3 +177,9 @@ fn selected_is_passed_through() {
     let step = WaitLoop::new(None).step(&Decision::Selected(choice), ms(70_000), &mut rng());
     assert_eq!(step, Step::Select(choice));
 }
+
+#[test]
+fn giving_up_is_a_503() {
+    let r = WaitLoop::new(None).give_up_rejection();
+    assert_eq!((r.status, r.header_value()), (503, "routing_unavailable"));
+}

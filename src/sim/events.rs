@@ -1,0 +1,120 @@
+//! The event queue: a min-heap on (time, insertion sequence), so events at
+//! the same instant run in the order they were scheduled (simulator.md A2).
+
+use super::pylon::StatsReport;
+use super::time::Micros;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::rc::Rc;
+
+/// Index of a request in the run's plan.
+pub type ReqId = u32;
+
+/// What happens at an instant (handlers live in `run`).
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// The next planned request arrives at its router.
+    Arrive(ReqId),
+    RouteAttempt(ReqId),
+    BackendReceive {
+        req: ReqId,
+        backend: u32,
+        reservation: u64,
+        expected_queue_ms: Option<u64>,
+    },
+    MismatchReturn {
+        req: ReqId,
+        backend: u32,
+        reservation: u64,
+    },
+    PrefillDone(ReqId),
+    FirstToken(ReqId),
+    Complete(ReqId),
+    Heartbeat(u32),
+    StatsArrive {
+        backend: u32,
+        router: u32,
+        report: Rc<StatsReport>,
+    },
+}
+
+struct Entry {
+    at: Micros,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    // Reversed: BinaryHeap is a max-heap and the earliest event must pop first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// Pending events of one run.
+#[derive(Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, at: Micros, event: Event) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            at,
+            seq: self.seq,
+            event,
+        });
+    }
+
+    pub fn pop(&mut self) -> Option<(Micros, Event)> {
+        self.heap.pop().map(|e| (e.at, e.event))
+    }
+
+    /// The instant of the next event.
+    pub fn peek_time(&self) -> Option<Micros> {
+        self.heap.peek().map(|e| e.at)
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_by_time_then_fifo() {
+        let mut q = EventQueue::default();
+        q.push(5, Event::RouteAttempt(1));
+        q.push(3, Event::RouteAttempt(2));
+        q.push(5, Event::RouteAttempt(3));
+        q.push(3, Event::RouteAttempt(4));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| match e {
+                Event::RouteAttempt(r) => (t, r),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(order, vec![(3, 2), (3, 4), (5, 1), (5, 3)]);
+        assert!(q.is_empty());
+    }
+}

@@ -1,0 +1,205 @@
+//! Scenario policies (simulator.md A7.1): a routing expression compiled by
+//! routex, or the built-in `legacy-band-walk` baseline. Either way the
+//! decision comes from the balancer core; nothing here decides.
+
+use crate::balancer::Balancer;
+use crate::check;
+use crate::diag::{Code, Diagnostic, Span};
+use crate::ir::{Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
+
+/// The name of the built-in baseline.
+pub const LEGACY: &str = "legacy-band-walk";
+
+/// Parameters of the ref 3.8.5 baseline, in the expression spelling.
+const LEGACY_PARAMS: &[&str] = &[
+    "max_queued",
+    "n",
+    "ttft_bucket_size_ms",
+    "next_bucket_unlock_factor",
+    "max_queue_time_floor_ms",
+    "max_queue_time_ceil_ms",
+    "ignore_queue_time",
+    "ignore_input_processing_time",
+    "seed",
+    "consider_kv_free_tokens",
+];
+
+/// A policy ready to instantiate, one balancer per router.
+#[derive(Clone, Debug)]
+pub enum PolicyKind {
+    Core(Policy),
+    Legacy {
+        settings: PulsarWaitAndWidenSettings,
+        initial_wait_ms: u64,
+    },
+}
+
+impl PolicyKind {
+    pub fn instantiate(&self) -> Balancer {
+        match self {
+            PolicyKind::Core(p) => Balancer::new(p),
+            PolicyKind::Legacy {
+                settings,
+                initial_wait_ms,
+            } => Balancer::legacy_band_walk(settings, *initial_wait_ms),
+        }
+    }
+
+    /// Whether the policy walks Pulsar bands (PWW or the legacy baseline).
+    pub fn is_band_walk(&self) -> bool {
+        match self {
+            PolicyKind::Core(p) => matches!(p.settings, Settings::PulsarWaitAndWiden(_)),
+            PolicyKind::Legacy { .. } => true,
+        }
+    }
+
+    /// The queue-time floor and ceiling of a bucketed policy.
+    pub fn queue_bounds(&self) -> (Option<u64>, Option<u64>) {
+        let b = match self {
+            PolicyKind::Core(p) => match &p.settings {
+                Settings::WaitAndWiden(w) => &w.bucket,
+                Settings::PulsarWaitAndWiden(w) => &w.bucket,
+                _ => return (None, None),
+            },
+            PolicyKind::Legacy { settings, .. } => &settings.bucket,
+        };
+        (b.max_queue_time_floor_ms, b.max_queue_time_ceil_ms)
+    }
+}
+
+/// Compiles one policy string; diagnostics have spans into `text`.
+pub fn compile(
+    table: &RouteTable,
+    model: &str,
+    text: &str,
+) -> Result<(PolicyKind, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let trimmed = text.trim_start();
+    if let Some(rest) = trimmed.strip_prefix(LEGACY) {
+        let at = text.len() - trimmed.len() + LEGACY.len();
+        return compile_legacy(table, model, text, rest, at).map(|k| (k, Vec::new()));
+    }
+    let definition = check::compile_request_expression(table, model, text).map_err(|d| vec![*d])?;
+    let mut warnings = Vec::new();
+    let (_, report) = check::check_expression("policy", text, Some(table), Some(model));
+    warnings.extend(report.diagnostics.into_iter().filter(|d| !d.is_error()));
+    Ok((PolicyKind::Core(definition.policy), warnings))
+}
+
+/// `legacy-band-walk(args)`: checks the argument names, then compiles the
+/// same arguments as a pulsar-wait-and-widen expression so that values,
+/// ranges and defaults are routex's own.
+fn compile_legacy(
+    table: &RouteTable,
+    model: &str,
+    text: &str,
+    rest: &str,
+    rest_at: usize,
+) -> Result<PolicyKind, Vec<Diagnostic>> {
+    let whole = Span::new(0, text.len());
+    let inner = rest.trim();
+    let args = if inner.is_empty() {
+        ""
+    } else if let Some(a) = inner.strip_prefix('(').and_then(|a| a.strip_suffix(')')) {
+        a
+    } else {
+        return Err(vec![Diagnostic::new(
+            Code::MalformedExpression,
+            whole,
+            "expected `legacy-band-walk(name=value, ...)`",
+        )]);
+    };
+    let args_at = rest_at + rest.find('(').map_or(0, |i| i + 1);
+    let mut kept = Vec::new();
+    let mut initial_wait_ms = 0;
+    let mut errors = Vec::new();
+    for (offset, raw) in split_args(args) {
+        let arg = raw.trim();
+        let start = args_at + offset + (raw.len() - raw.trim_start().len());
+        let span = Span::new(start, start + arg.len());
+        let (name, value) = match arg.split_once('=') {
+            Some((n, v)) => (n.trim(), v.trim()),
+            None => (arg, ""),
+        };
+        if name == "initial_wait_ms" {
+            match value.parse::<u64>() {
+                Ok(v) => initial_wait_ms = v,
+                Err(_) => errors.push(Diagnostic::new(
+                    Code::InvalidValue,
+                    span,
+                    format!(
+                        "`initial_wait_ms` must be a whole number of milliseconds, got `{value}`"
+                    ),
+                )),
+            }
+        } else if LEGACY_PARAMS.contains(&name) {
+            kept.push(arg);
+        } else {
+            errors.push(
+                Diagnostic::new(
+                    Code::UnknownParameter,
+                    span,
+                    format!("`{name}` is not a parameter of the `legacy-band-walk` baseline"),
+                )
+                .with_help(format!(
+                    "parameters: {}, initial_wait_ms",
+                    LEGACY_PARAMS.join(", ")
+                )),
+            );
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let expression = format!("pulsar-wait-and-widen({})", kept.join(", "));
+    let definition = check::compile_request_expression(table, model, &expression).map_err(|d| {
+        // Spans point into the rewritten text: show the whole policy instead.
+        vec![Diagnostic { span: whole, ..*d }]
+    })?;
+    match &definition.policy.settings {
+        Settings::PulsarWaitAndWiden(settings) => Ok(PolicyKind::Legacy {
+            settings: settings.clone(),
+            initial_wait_ms,
+        }),
+        _ => Err(vec![Diagnostic::new(
+            Code::InvalidValue,
+            whole,
+            "the base configuration turns `legacy-band-walk` into another algorithm",
+        )]),
+    }
+}
+
+/// Top-level comma-separated arguments with their byte offsets; commas inside
+/// double-quoted strings do not split.
+fn split_args(args: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
+    for (i, c) in args.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                out.push((start, &args[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !args[start..].trim().is_empty() {
+        out.push((start, &args[start..]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_arguments_outside_strings() {
+        let got = split_args(r#"a=1, seed="x,y", b = 2"#);
+        let got: Vec<_> = got.into_iter().map(|(i, s)| (i, s.trim())).collect();
+        assert_eq!(got, vec![(0, "a=1"), (4, r#"seed="x,y""#), (16, "b = 2")]);
+        assert!(split_args("").is_empty());
+    }
+}

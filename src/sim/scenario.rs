@@ -1,0 +1,581 @@
+//! The scenario file (simulator.md A10.1): schema, validation and policy
+//! compilation. Every problem becomes a `Diagnostic` pointing into the JSON
+//! text where practical; unknown fields are rejected.
+
+use super::engine::EngineParams;
+use super::policy::{self, PolicyKind};
+use super::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
+use super::run::SimSettings;
+use super::time::{from_ms, Micros, US_PER_MS};
+use super::topology::{Topology, TopologySpec};
+use super::workload::WorkloadSpec;
+use crate::check;
+use crate::diag::{Code, Diagnostic, Report, Severity, Span};
+use crate::ir::{RouteTable, Settings};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+/// The built-in default scenario: topology A3, profile A, workload R and the
+/// policies of A7.3.
+pub const DEFAULT_SCENARIO: &str = include_str!("scenario-default.json");
+pub const DEFAULT_SOURCE: &str = "<built-in default scenario>";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: String,
+    pub seeds: Vec<u64>,
+    pub warmup_s: f64,
+    pub measure_s: f64,
+    pub rates_rps: Vec<f64>,
+    pub topology: TopologySpec,
+    pub engine: EngineParams,
+    pub pylon: PylonSpec,
+    pub router: RouterSpec,
+    pub client: ClientSpec,
+    pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub base_config: Option<serde_json::Value>,
+    pub policies: IndexMap<String, String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PylonSpec {
+    pub heartbeat_ms: u64,
+    /// Change-driven publishing (A14); only `null` is supported.
+    #[serde(default)]
+    pub coalesce_ms: Option<u64>,
+    pub input_tps: InputTpsSpec,
+    pub max_input_tps: MaxInputTpsSpec,
+    pub mismatch: MismatchSpec,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputTpsSpec {
+    pub mode: TpsModeSpec,
+    pub initial: f64,
+    pub window: usize,
+    pub floor_ms: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TpsModeSpec {
+    Window,
+    Constant,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MaxInputTpsSpec {
+    Constant,
+    RunningMax,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MismatchSpec {
+    pub enabled: bool,
+    pub min_delta_ms: u64,
+    pub tolerance: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSpec {
+    pub max_retries: u32,
+    pub recheck_ms: u64,
+    pub retry_sleep_ms: [u64; 2],
+    pub routing_key: String,
+    pub model: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientSpec {
+    pub request_slo_ms: u64,
+    pub max_wait_ms: u64,
+    pub timeout_ms: u64,
+    pub ttft_slo_ms: u64,
+}
+
+/// A compiled policy of the scenario.
+#[derive(Clone, Debug)]
+pub struct NamedPolicy {
+    pub name: String,
+    pub text: String,
+    pub kind: PolicyKind,
+}
+
+/// A validated scenario, ready to run.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub file: ScenarioFile,
+    pub settings: SimSettings,
+    pub policies: Vec<NamedPolicy>,
+    /// Warnings only (errors make `load` fail).
+    pub warnings: Report,
+}
+
+impl Prepared {
+    /// `--quick`: seed 1, 30 s warmup, 90 s measured.
+    pub fn quick(&mut self) {
+        self.file.seeds = vec![1];
+        self.set_window(30.0, 90.0);
+    }
+
+    /// `--rng-seed N`.
+    pub fn only_seed(&mut self, seed: u64) {
+        self.file.seeds = vec![seed];
+    }
+
+    pub fn set_window(&mut self, warmup_s: f64, measure_s: f64) {
+        self.file.warmup_s = warmup_s;
+        self.file.measure_s = measure_s;
+        self.settings.warmup_s = warmup_s;
+        self.settings.measure_s = measure_s;
+    }
+}
+
+/// Parses and validates a scenario; `Err` holds every error (and warning).
+pub fn load(source_name: &str, text: &str) -> Result<Prepared, Report> {
+    let mut report = Report::new(source_name, text);
+    let file: ScenarioFile = match serde_json::from_str(text) {
+        Ok(f) => f,
+        Err(e) => {
+            report.diagnostics.push(json_error(text, &e));
+            return Err(report);
+        }
+    };
+    let mut errors = Vec::new();
+    validate_numbers(&file, text, &mut errors);
+    let table = base_table(&file, text, &mut errors);
+    let mut policies = Vec::new();
+    if let Some(table) = &table {
+        policies = compile_policies(&file, text, table, &mut errors);
+    }
+    report.diagnostics = errors;
+    if report.has_errors() {
+        return Err(report);
+    }
+    let settings = settings(&file);
+    Ok(Prepared {
+        file,
+        settings,
+        policies,
+        warnings: report,
+    })
+}
+
+fn settings(f: &ScenarioFile) -> SimSettings {
+    let p = &f.pylon;
+    SimSettings {
+        topology: Topology::resolve(&f.topology),
+        engine: f.engine.clone(),
+        pylon: PylonConfig {
+            initial_tps: p.input_tps.initial,
+            mode: match p.input_tps.mode {
+                TpsModeSpec::Window => TpsMode::Window {
+                    window: p.input_tps.window,
+                    floor_us: from_ms(p.input_tps.floor_ms),
+                },
+                TpsModeSpec::Constant => TpsMode::Constant,
+            },
+            published_max: match p.max_input_tps {
+                MaxInputTpsSpec::Constant => PublishedMax::Constant,
+                MaxInputTpsSpec::RunningMax => PublishedMax::RunningMax,
+            },
+            slots: u64::from(f.engine.slots),
+            mismatch: p.mismatch.enabled.then_some(Mismatch {
+                min_delta_ms: p.mismatch.min_delta_ms,
+                tolerance: p.mismatch.tolerance,
+            }),
+        },
+        heartbeat_us: p.heartbeat_ms * US_PER_MS,
+        max_retries: f.router.max_retries,
+        routing_key: f.router.routing_key.clone(),
+        model: f.router.model.clone(),
+        request_slo_ms: f.client.request_slo_ms,
+        max_wait_ms: f.client.max_wait_ms,
+        timeout_us: f.client.timeout_ms.saturating_mul(US_PER_MS),
+        ttft_slo_us: f.client.ttft_slo_ms.saturating_mul(US_PER_MS) as Micros,
+        workload: f.workload.clone(),
+        warmup_s: f.warmup_s,
+        measure_s: f.measure_s,
+    }
+}
+
+/// serde_json's line and column as a one-character span.
+fn json_error(text: &str, e: &serde_json::Error) -> Diagnostic {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(e.line().saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let at = (line_start + e.column().saturating_sub(1)).min(text.len());
+    let message = e.to_string();
+    let code = match e.classify() {
+        serde_json::error::Category::Data if message.starts_with("unknown field") => {
+            Code::UnknownField
+        }
+        serde_json::error::Category::Data if message.starts_with("missing field") => {
+            Code::MissingField
+        }
+        serde_json::error::Category::Data if message.starts_with("invalid type") => {
+            Code::InvalidType
+        }
+        serde_json::error::Category::Data => Code::InvalidValue,
+        _ => Code::InvalidJson,
+    };
+    let message = match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message,
+    };
+    Diagnostic::new(
+        code,
+        Span::new(at, (at + 1).min(text.len()).max(at)),
+        message,
+    )
+}
+
+/// The span of the first `"key"` in the text (a best effort for values that
+/// serde does not locate).
+fn key_span(text: &str, key: &str) -> Span {
+    let quoted = format!("\"{key}\"");
+    match text.find(&quoted) {
+        Some(i) => Span::new(i, i + quoted.len()),
+        None => Span::new(0, 0),
+    }
+}
+
+fn validate_numbers(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) {
+    let mut err = |key: &str, message: String| {
+        errors.push(Diagnostic::new(
+            Code::InvalidValue,
+            key_span(text, key),
+            message,
+        ));
+    };
+    let t = &f.topology;
+    let r = t.regions.len();
+    if r == 0 {
+        err("regions", "the topology needs at least one region".into());
+    }
+    if t.rtt_ms.len() != r || t.rtt_ms.iter().any(|row| row.len() != r) {
+        err(
+            "rtt_ms",
+            format!("`rtt_ms` must be a {r} x {r} matrix (one row and column per region)"),
+        );
+    }
+    if t.rtt_ms
+        .iter()
+        .flatten()
+        .chain([&t.intra_region_rtt_ms, &t.stats_relay_ms])
+        .any(|v| !(v.is_finite() && *v >= 0.0))
+    {
+        err("rtt_ms", "round-trip times must be finite and >= 0".into());
+    }
+    if t.regions
+        .iter()
+        .any(|g| !(g.traffic_weight.is_finite() && g.traffic_weight >= 0.0))
+    {
+        err(
+            "traffic_weight",
+            "traffic weights must be finite and >= 0".into(),
+        );
+    }
+    if !t
+        .regions
+        .iter()
+        .any(|g| g.traffic_weight > 0.0 && g.routers > 0)
+    {
+        err(
+            "regions",
+            "at least one region needs routers and a non-zero `traffic_weight`".into(),
+        );
+    }
+    if t.regions.iter().map(|g| g.backends).sum::<u32>() == 0 {
+        err("regions", "the topology needs at least one backend".into());
+    }
+    if f.seeds.is_empty() {
+        err("seeds", "`seeds` must not be empty".into());
+    }
+    if f.rates_rps.is_empty() || f.rates_rps.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        err(
+            "rates_rps",
+            "`rates_rps` must be a non-empty list of rates > 0".into(),
+        );
+    }
+    if !(f.warmup_s.is_finite() && f.warmup_s >= 0.0) {
+        err("warmup_s", "`warmup_s` must be finite and >= 0".into());
+    }
+    if !(f.measure_s.is_finite() && f.measure_s > 0.0) {
+        err("measure_s", "`measure_s` must be finite and > 0".into());
+    }
+    let e = &f.engine;
+    if e.model != "mockdynamo-v1" {
+        err(
+            "model",
+            format!(
+                "engine model `{}` is not supported; use \"mockdynamo-v1\"",
+                e.model
+            ),
+        );
+    }
+    if e.slots == 0 {
+        err("slots", "`slots` must be > 0".into());
+    }
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if !positive(e.prefill_tps) || !positive(e.backend_speed) {
+        err(
+            "prefill_tps",
+            "`prefill_tps` and `backend_speed` must be finite and > 0".into(),
+        );
+    }
+    if !(positive(e.decode_tps[0])
+        && positive(e.decode_tps[1])
+        && e.decode_tps[0] <= e.decode_tps[1])
+    {
+        err(
+            "decode_tps",
+            "`decode_tps` must be [min, max] with 0 < min <= max".into(),
+        );
+    }
+    if !(e.ttft_base_ms.is_finite()
+        && e.ttft_base_ms >= 0.0
+        && e.ttft_jitter_ms.is_finite()
+        && e.ttft_jitter_ms >= 0.0)
+    {
+        err(
+            "ttft_base_ms",
+            "`ttft_base_ms` and `ttft_jitter_ms` must be finite and >= 0".into(),
+        );
+    }
+    let p = &f.pylon;
+    if p.heartbeat_ms == 0 {
+        err("heartbeat_ms", "`heartbeat_ms` must be > 0".into());
+    }
+    if p.coalesce_ms.is_some() {
+        err(
+            "coalesce_ms",
+            "change-driven publishing (`coalesce_ms`) is not implemented; use null".into(),
+        );
+    }
+    if !positive(p.input_tps.initial)
+        || p.input_tps.window == 0
+        || !(p.input_tps.floor_ms.is_finite() && p.input_tps.floor_ms >= 0.0)
+    {
+        err(
+            "input_tps",
+            "`input_tps` needs `initial` > 0, `window` >= 1 and `floor_ms` >= 0".into(),
+        );
+    }
+    if !(p.mismatch.tolerance.is_finite() && p.mismatch.tolerance >= 0.0) {
+        err("tolerance", "`tolerance` must be finite and >= 0".into());
+    }
+    let [lo, hi] = f.router.retry_sleep_ms;
+    if lo > hi || hi == 0 {
+        err(
+            "retry_sleep_ms",
+            "`retry_sleep_ms` must be [min, max] with min <= max and max > 0".into(),
+        );
+    }
+    if f.router.recheck_ms == 0 {
+        err("recheck_ms", "`recheck_ms` must be > 0".into());
+    }
+    if f.client.timeout_ms == 0 {
+        err("timeout_ms", "`timeout_ms` must be > 0".into());
+    }
+    let w = &f.workload;
+    if w.keys == 0
+        || w.input_tokens[0] > w.input_tokens[1]
+        || !(w.zipf_s.is_finite() && w.zipf_s >= 0.0)
+    {
+        err("workload", "`workload` needs `keys` > 0, `zipf_s` >= 0 and `input_tokens` [min, max] with min <= max".into());
+    }
+    if f.policies.is_empty() {
+        err(
+            "policies",
+            "`policies` must name at least one policy".into(),
+        );
+    }
+}
+
+/// The base configuration: permissive unless `base_config` is an object.
+fn base_table(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) -> Option<RouteTable> {
+    let value = match &f.base_config {
+        None | Some(serde_json::Value::Null) => return Some(check::permissive_table()),
+        Some(v) => v,
+    };
+    let json = serde_json::to_string_pretty(value).unwrap_or_default();
+    let (table, report) = crate::config::load_table("base_config.json", &json);
+    let span = key_span(text, "base_config");
+    for d in report.diagnostics.iter().filter(|d| d.is_error()) {
+        errors.push(Diagnostic {
+            span,
+            message: format!("base_config: {}", d.message),
+            ..d.clone()
+        });
+    }
+    if report.has_errors() {
+        None
+    } else {
+        table
+    }
+}
+
+fn compile_policies(
+    f: &ScenarioFile,
+    text: &str,
+    table: &RouteTable,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<NamedPolicy> {
+    let policies_at = text.find("\"policies\"").unwrap_or(0);
+    let mut out = Vec::new();
+    for (name, policy_text) in &f.policies {
+        let value_at = locate_value(text, policies_at, name, policy_text);
+        let to_file = |d: Diagnostic| match value_at {
+            Some((start, raw)) => Diagnostic {
+                span: Span::new(
+                    start + raw_offset(raw, policy_text, d.span.start),
+                    start + raw_offset(raw, policy_text, d.span.end),
+                ),
+                message: format!("policy `{name}`: {}", d.message),
+                ..d
+            },
+            None => Diagnostic {
+                span: key_span(text, name),
+                message: format!("policy `{name}`: {}", d.message),
+                ..d
+            },
+        };
+        match policy::compile(table, &f.router.model, policy_text) {
+            Err(ds) => errors.extend(ds.into_iter().map(to_file)),
+            Ok((kind, warnings)) => {
+                errors.extend(warnings.into_iter().map(to_file));
+                let whole = Span::new(0, policy_text.len());
+                for d in simulator_checks(&kind, whole) {
+                    errors.push(to_file(d));
+                }
+                out.push(NamedPolicy {
+                    name: name.clone(),
+                    text: policy_text.clone(),
+                    kind,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Rules of A10.1 the core itself does not enforce.
+fn simulator_checks(kind: &PolicyKind, whole: Span) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let (admission, kv) = match kind {
+        PolicyKind::Core(p) => (
+            p.admission.max_input_work_seconds.is_some(),
+            match &p.settings {
+                Settings::Pulsar(s) => s.consider_kv_free_tokens,
+                Settings::PulsarWaitAndWiden(s) => s.consider_kv_free_tokens,
+                _ => false,
+            },
+        ),
+        PolicyKind::Legacy { settings, .. } => (false, settings.consider_kv_free_tokens),
+    };
+    if kv {
+        out.push(Diagnostic::new(
+            Code::InvalidValue,
+            whole,
+            "`consider_kv_free_tokens` cannot be simulated: no KV statistics are published",
+        ));
+    }
+    if admission {
+        out.push(Diagnostic::new(
+            Code::InvalidValue,
+            whole,
+            "`max_input_work_seconds` cannot be simulated: input-work admission is not modelled",
+        ));
+    }
+    let (floor, ceil) = kind.queue_bounds();
+    if let (Some(fl), Some(ce)) = (floor, ceil) {
+        if fl > ce {
+            out.push(
+                Diagnostic::new(
+                    Code::FloorAboveCeil,
+                    whole,
+                    format!("the queue-time floor {fl} ms is above the ceiling {ce} ms"),
+                )
+                .with_severity(Severity::Error)
+                .with_help("the simulator rejects it; the core would accept it"),
+            );
+        }
+    }
+    if kind.is_band_walk() && (floor.is_none() || ceil.is_none()) {
+        out.push(
+            Diagnostic::new(
+                Code::NoQueueSlo,
+                whole,
+                "without both queue-time bounds this policy degenerates to plain Pulsar while rank 1 is feasible",
+            )
+            .with_severity(Severity::Warning),
+        );
+    }
+    out
+}
+
+/// Start of the policy string's content in the text and its raw (escaped) form.
+fn locate_value<'t>(
+    text: &'t str,
+    from: usize,
+    name: &str,
+    value: &str,
+) -> Option<(usize, &'t str)> {
+    let key = serde_json::to_string(name).ok()?;
+    let key_at = from + text.get(from..)?.find(&key)?;
+    let after_key = key_at + key.len();
+    let open = after_key + text.get(after_key..)?.find('"')? + 1;
+    let raw_len = serde_json::to_string(value).ok()?.len() - 2;
+    Some((open, text.get(open..open + raw_len)?))
+}
+
+/// Maps a byte offset in the unescaped string to its offset in the raw JSON
+/// literal; offsets past the end clamp.
+fn raw_offset(raw: &str, unescaped: &str, offset: usize) -> usize {
+    let mut raw_at = 0;
+    for (i, c) in unescaped.char_indices() {
+        if i >= offset {
+            return raw_at;
+        }
+        let escaped = serde_json::to_string(&c.to_string()).map_or(c.len_utf8(), |s| s.len() - 2);
+        raw_at += escaped;
+    }
+    raw_at.min(raw.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_offsets_skip_escapes() {
+        let unescaped = r#"a(seed="x")"#;
+        let raw = r#"a(seed=\"x\")"#;
+        assert_eq!(raw_offset(raw, unescaped, 0), 0);
+        assert_eq!(raw_offset(raw, unescaped, 7), 7); // the opening quote
+        assert_eq!(raw_offset(raw, unescaped, 8), 9); // x
+        assert_eq!(raw_offset(raw, unescaped, 99), raw.len());
+    }
+
+    #[test]
+    fn json_errors_point_at_the_problem() {
+        let text = "{\n  \"name\": \"x\",\n  \"bogus\": 1\n}";
+        let e = serde_json::from_str::<ScenarioFile>(text).unwrap_err();
+        let d = json_error(text, &e);
+        assert_eq!(d.code, Code::UnknownField);
+        assert_eq!(crate::diag::line_column(text, d.span.start).0, 3);
+        let e = serde_json::from_str::<ScenarioFile>("{\"name\": }").unwrap_err();
+        assert_eq!(json_error("{\"name\": }", &e).code, Code::InvalidJson);
+    }
+}

@@ -1,0 +1,89 @@
+//! Runs a scenario's matrix (policy x rate x seed) on `jobs` threads. Runs
+//! are independent; results come back in run order whatever the thread
+//! count, so outputs do not depend on `--jobs`.
+
+use super::run::{run, RunResult};
+use super::scenario::Prepared;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One cell of the matrix.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunKey {
+    /// Index into `Prepared::policies`.
+    pub policy: usize,
+    pub rate_rps: f64,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub key: RunKey,
+    pub result: RunResult,
+    /// Wall-clock time of the run: printed, never written to files.
+    pub wall_ms: f64,
+}
+
+/// Run order: policy (file order), then rate, then seed.
+pub fn run_keys(p: &Prepared) -> Vec<RunKey> {
+    let mut keys = Vec::new();
+    for policy in 0..p.policies.len() {
+        for &rate_rps in &p.file.rates_rps {
+            for &seed in &p.file.seeds {
+                keys.push(RunKey {
+                    policy,
+                    rate_rps,
+                    seed,
+                });
+            }
+        }
+    }
+    keys
+}
+
+/// Runs every key; `progress(done, total)` is called on the calling thread.
+pub fn sweep(p: &Prepared, jobs: usize, progress: &mut dyn FnMut(usize, usize)) -> Vec<RunOutput> {
+    let keys = run_keys(p);
+    let total = keys.len();
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<RunOutput>>> = Mutex::new(vec![None; total]);
+    let (tx, rx) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, total.max(1)) {
+            let tx = tx.clone();
+            let (keys, next, slots) = (&keys, &next, &slots);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&key) = keys.get(i) else {
+                    break;
+                };
+                let started = Instant::now();
+                let policy = &p.policies[key.policy].kind;
+                let result = run(&p.settings, policy, key.rate_rps, key.seed);
+                let out = RunOutput {
+                    key,
+                    result,
+                    wall_ms: started.elapsed().as_secs_f64() * 1_000.0,
+                };
+                if let Ok(mut s) = slots.lock() {
+                    s[i] = Some(out);
+                }
+                let _ = tx.send(());
+            });
+        }
+        drop(tx);
+        let mut done = 0;
+        while rx.recv().is_ok() {
+            done += 1;
+            progress(done, total);
+        }
+    });
+    slots
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect()
+}

@@ -1,0 +1,69 @@
+//! Adapts the router's sans-IO routing loop (`router::wait`, ref 2.2) to
+//! virtual time: durations become whole microseconds, a balancer wait
+//! rounded up so that a non-zero wait never reads as already expired.
+
+use super::time::{to_duration, wait_up, Micros};
+use crate::balancer::{Choice, Decision};
+use crate::router::{Step as LoopStep, WaitLoop};
+use rand::RngCore;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Dispatch(Choice),
+    /// Decide again after this many microseconds (> 0).
+    SleepFor(Micros),
+    /// 503: the request ends as `no_route`.
+    GiveUp,
+}
+
+fn convert(step: LoopStep) -> Step {
+    match step {
+        LoopStep::Select(choice) => Step::Dispatch(choice),
+        LoopStep::Sleep(d, _) => match wait_up(d) {
+            0 => Step::GiveUp,
+            us => Step::SleepFor(us),
+        },
+        LoopStep::GiveUp => Step::GiveUp,
+    }
+}
+
+/// The step after a decision, `elapsed_us` after arrival; `rng` draws
+/// generic retry sleeps.
+pub fn after_decision(
+    wait: &WaitLoop,
+    decision: Decision,
+    elapsed_us: Micros,
+    rng: &mut dyn RngCore,
+) -> Step {
+    convert(wait.step(&decision, to_duration(elapsed_us), rng))
+}
+
+/// A generic retry (nothing selectable, some backend not excluded).
+pub fn retry(wait: &WaitLoop, elapsed_us: Micros, rng: &mut dyn RngCore) -> Step {
+    convert(wait.retry(to_duration(elapsed_us), rng))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::{stream, Stream};
+    use std::time::Duration;
+
+    #[test]
+    fn waits_are_capped_by_recheck_and_deadline() {
+        let w = WaitLoop::new(Some(1_000));
+        let mut rng = stream(1, Stream::Infra);
+        let wait = |ns| Decision::Wait(Duration::from_nanos(ns));
+        let mut step = |d, e| after_decision(&w, d, e, &mut rng);
+        assert_eq!(step(wait(10_000_000), 0), Step::SleepFor(10_000));
+        assert_eq!(step(wait(300_000_000), 0), Step::SleepFor(25_000));
+        assert_eq!(step(wait(300_000_000), 990_000), Step::SleepFor(10_000));
+        assert_eq!(step(wait(1), 5), Step::SleepFor(1), "rounded up");
+        assert_eq!(step(wait(300_000_000), 1_000_000), Step::GiveUp);
+        match step(Decision::Unavailable, 0) {
+            Step::SleepFor(us) => assert!((1_000..=9_000).contains(&us) && us % 1_000 == 0),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(step(Decision::Unavailable, 999_999), Step::SleepFor(1));
+    }
+}

@@ -1,0 +1,141 @@
+//! The request path does not allocate per decision: after warm-up, routing
+//! through a configured definition, a method-only override and a cached
+//! expression makes no heap allocation on this thread. A counting global
+//! allocator needs its own test binary.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
+use routex::router::{CacheOutcome, RouteRequest, Router};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; the counters are plain
+// thread-local cells that never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        }
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        }
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    ALLOCATIONS.with(|n| n.set(0));
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.with(Cell::get)
+}
+
+fn clusters() -> Vec<ClusterSnapshot> {
+    (0..20)
+        .map(|i| ClusterSnapshot {
+            id: format!("cluster-{i:02}"),
+            rtt_ms: 5.0 + i as f64,
+            last_mean_input_tps: 5000.0 + 100.0 * i as f64,
+            max_input_tps: Some(8000.0),
+            queue_size: i % 3,
+            queued_input_size: 1000 * (i % 4),
+            num_running_queries: i % 7,
+            max_engine_concurrency: 8,
+            queue_time_estimate_ms_by_priority: Vec::new(),
+            kv_cache_capacity_tokens: 400_000,
+            kv_cache_used_tokens: 1000,
+            kv_cache_free_tokens: 399_000,
+        })
+        .collect()
+}
+
+#[test]
+fn routing_does_not_allocate_after_warm_up() {
+    let router = Router::new(routex::check::permissive_table());
+    let clusters = clusters();
+    let excluded = ["cluster-03"];
+    let methods: [Option<&str>; 6] = [
+        None,
+        Some("round-robin"),
+        Some("pulsar"),
+        Some(
+            "pulsar-wait-and-widen;seed=v1;max_queue_time_floor_ms=100;max_queue_time_ceil_ms=500",
+        ),
+        Some("wait-and-widen;seed=w;cache_affinity_backend_selection_count=2"),
+        Some("power-of-n;sample_count=3"),
+    ];
+    let requests: Vec<RouteRequest<'_>> = methods
+        .iter()
+        .enumerate()
+        .map(|(i, method)| RouteRequest {
+            request: Request {
+                model: "m",
+                routing_key: Some(["tenant-a", "tenant-b"][i % 2]),
+                cache_affinity_key: Some("prefix-1"),
+                input_tokens: Some(2000),
+                excluded: if i % 3 == 0 { &excluded } else { &[] },
+                ..Request::default()
+            },
+            routing_method: method.map(str::as_bytes),
+        })
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut selected = 0usize;
+    let mut route_all = |rounds: usize| {
+        for _ in 0..rounds {
+            for request in &requests {
+                let decision = router.route(request, &clusters, &mut rng, &mut scratch);
+                assert!(decision.is_ok(), "{decision:?}");
+                selected += usize::from(matches!(decision, Ok(Decision::Selected(_))));
+            }
+        }
+    };
+    route_all(50);
+    let allocations = allocations_during(|| route_all(200));
+    assert_eq!(
+        allocations, 0,
+        "allocations in 1200 decisions after warm-up"
+    );
+    assert!(
+        selected > 1000,
+        "only {selected} of 1500 decisions selected"
+    );
+    // The three expressions were served from the cache: tenant-a builds
+    // one, tenant-b builds one and rebuilds for its second; the rest hit.
+    let metrics = router.metrics();
+    let count = |wanted: CacheOutcome| -> u64 {
+        metrics
+            .expressions
+            .iter()
+            .filter(|(_, outcome, _)| *outcome == wanted)
+            .map(|(_, _, n)| n)
+            .sum()
+    };
+    assert_eq!(count(CacheOutcome::Build), 2);
+    assert_eq!(count(CacheOutcome::Rebuild), 1);
+    assert_eq!(count(CacheOutcome::Hit), 3 * 250 - 3);
+}
