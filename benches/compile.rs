@@ -90,6 +90,9 @@ fn configuration(c: &mut Criterion) {
     g.bench_function("check_lb_config_fleet", |b| {
         b.iter(|| routex::config::check_lb_config("lb-config.json", black_box(LB_CONFIG)))
     });
+    g.bench_function("parse_route_file_fleet", |b| {
+        b.iter(|| routex::syntax::parse_route_file(black_box(ROUTES)))
+    });
     g.bench_function("check_route_file_fleet", |b| {
         b.iter(|| routex::check::check_route_file("fleet.routes", black_box(ROUTES)))
     });
