@@ -13,7 +13,7 @@ pub mod value;
 use crate::diag::{Code, Diagnostic, Report, Span};
 use crate::ir::{Algorithm, AlgorithmConfig, Definition, Policy, RouteTable};
 use expr::{check_expr, Checked, Context};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 pub use explain::provenance;
 pub use routes::{check_route_ast, check_route_file};
@@ -25,10 +25,16 @@ pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
     lower::build_policy(config)
 }
 
-/// The permissive default route table (no configuration file).
+/// The permissive default route table (no configuration file). A fresh
+/// table each call: routers built from it must not share definitions.
 pub fn permissive_table() -> RouteTable {
     RouteTable::permissive(|c| build_policy(c).expect("default settings always build"))
 }
+
+/// The permissive table for checking only: built once, since checking an
+/// expression without a table must not pay for building every default
+/// policy. Definitions compiled against it are copies, never shared.
+static PERMISSIVE: LazyLock<RouteTable> = LazyLock::new(permissive_table);
 
 /// The definition a method resolves to for `model` (4.4); `model: None` is
 /// a model without an entry.
@@ -119,8 +125,8 @@ pub fn check_expression(
     table: Option<&RouteTable>,
     model: Option<&str>,
 ) -> (Option<Definition>, Report) {
-    let (explanation, report) = explain_expression(source_name, text, table, model);
-    (explanation.map(|e| e.definition), report)
+    let (compiled, report) = compile_with_report(source_name, text, table, model);
+    (compiled.map(|(definition, _)| definition), report)
 }
 
 /// Where a resolved field's value came from (`routex explain`).
@@ -146,26 +152,31 @@ pub fn explain_expression(
     table: Option<&RouteTable>,
     model: Option<&str>,
 ) -> (Option<Explanation>, Report) {
-    let permissive;
-    let table = match table {
-        Some(t) => t,
-        None => {
-            permissive = permissive_table();
-            &permissive
-        }
-    };
+    let (compiled, report) = compile_with_report(source_name, text, table, model);
+    let explanation = compiled.map(|(definition, checked)| Explanation {
+        provenance: provenance(&definition.policy, &checked),
+        definition,
+    });
+    (explanation, report)
+}
+
+/// The definition and what the checker saw (for provenance), when `text`
+/// compiles without error, and every diagnostic.
+fn compile_with_report(
+    source_name: &str,
+    text: &str,
+    table: Option<&RouteTable>,
+    model: Option<&str>,
+) -> (Option<(Definition, Checked)>, Report) {
+    let table = table.unwrap_or(&PERMISSIVE);
     let mut report = Report::new(source_name, text);
     let result = check_text(text, table, model, &mut report.diagnostics);
-    let explanation = result.and_then(|(checked, same)| {
+    let compiled = result.and_then(|(checked, same)| {
         if report.diagnostics.iter().any(|d| d.is_error()) {
             return None;
         }
         let definition = definition_of(&checked, same)?;
-        let provenance = provenance(&definition.policy, &checked);
-        Some(Explanation {
-            definition,
-            provenance,
-        })
+        Some((definition, checked))
     });
-    (explanation, report)
+    (compiled, report)
 }
