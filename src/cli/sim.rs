@@ -130,9 +130,11 @@ fn run_scenario(a: &RunArgs) -> i32 {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(output::table(&prepared, &runs).as_bytes());
     let requests: u64 = runs.iter().map(|r| r.result.stats.requests).sum();
+    let decisions: u64 = runs.iter().map(|r| r.result.stats.decisions).sum();
+    let events: u64 = runs.iter().map(|r| r.result.stats.events).sum();
     let _ = writeln!(
         stdout,
-        "{} runs, {requests} simulated requests in {wall:.1} s wall ({:.0} requests/s)",
+        "{} runs, {requests} simulated requests ({decisions} decisions, {events} events) in {wall:.1} s wall ({:.0} requests/s)",
         runs.len(),
         requests as f64 / wall.max(1e-9)
     );
