@@ -52,5 +52,38 @@ fn compile(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, compile);
+const ROUTES: &str = include_str!("../examples/fleet.routes");
+const LB_CONFIG: &str = include_str!("../examples/lb-config.json");
+
+/// What a router pays on an expression-cache miss, and loading both
+/// configuration formats of the fleet example.
+fn configuration(c: &mut Criterion) {
+    let (table, _) = routex::config::check_lb_config("lb-config.json", LB_CONFIG);
+    let Some(table) = table else {
+        eprintln!("examples/lb-config.json does not load: skipping the configuration benches");
+        return;
+    };
+    let mut g = c.benchmark_group("configuration");
+    g.bench_function("compile_request_expression_header", |b| {
+        b.iter(|| {
+            routex::check::compile_request_expression(
+                &table,
+                black_box("llama-3-70b"),
+                black_box("pulsar-wait-and-widen;seed=v2;n=3;max_queue_time_floor_ms=100"),
+            )
+        })
+    });
+    g.bench_function("compile_request_expression_method_only", |b| {
+        b.iter(|| routex::check::compile_request_expression(&table, "m", black_box("pulsar")))
+    });
+    g.bench_function("check_lb_config_fleet", |b| {
+        b.iter(|| routex::config::check_lb_config("lb-config.json", black_box(LB_CONFIG)))
+    });
+    g.bench_function("check_route_file_fleet", |b| {
+        b.iter(|| routex::check::check_route_file("fleet.routes", black_box(ROUTES)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, compile, configuration);
 criterion_main!(benches);

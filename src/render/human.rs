@@ -4,6 +4,7 @@
 //! [`Style::Fancy`] (unicode and colours) is for terminals; [`Style::Plain`]
 //! is ASCII without escape codes, stable enough for snapshots and logs.
 
+use super::inert::{inert_source, inert_text};
 use super::locate;
 use crate::diag::{Diagnostic, Report, Severity, Span};
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
@@ -101,34 +102,6 @@ pub fn summary(errors: usize, warnings: usize, sources: usize, noun: &str) -> St
         plural(warnings, "warning"),
         plural(sources, noun)
     )
-}
-
-/// Messages echo user input: control characters (an escape sequence in a
-/// method name) must not reach the terminal. Newlines and tabs stay.
-fn inert_text(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
-/// Like [`inert_text`] for source text, byte for byte so spans stay valid:
-/// each control character becomes as many `?` as it has bytes.
-fn inert_source(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() && !matches!(c, '\n' | '\t' | '\r') {
-            out.extend(std::iter::repeat_n('?', c.len_utf8()));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// miette draws no pointer for an empty span after the final newline (an

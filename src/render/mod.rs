@@ -6,6 +6,7 @@
 pub mod explain;
 pub mod github;
 pub mod human;
+mod inert;
 pub mod json;
 mod location;
 pub mod sarif;

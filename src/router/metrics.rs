@@ -3,7 +3,7 @@
 
 use crate::ir::Algorithm;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The counter's name as a stargate router exports it.
 pub const EXPRESSIONS_TOTAL: &str = "stargate_routing_expressions_total";
@@ -53,18 +53,39 @@ fn algorithm_index(algorithm: Algorithm) -> usize {
         .unwrap_or_default()
 }
 
+/// Counter stripes: each thread adds to its own, so request threads do not
+/// contend on one cache line; a scrape sums them.
+const STRIPES: usize = 8;
+
+/// One stripe, on its own cache lines.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Stripe([[AtomicU64; 3]; 6]);
+
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
-    counts: [[AtomicU64; 3]; 6],
+    stripes: [Stripe; STRIPES],
+}
+
+fn stripe_of_this_thread() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+    }
+    STRIPE.with(|s| *s)
 }
 
 impl Counters {
     pub(crate) fn record(&self, algorithm: Algorithm, outcome: CacheOutcome) {
-        self.counts[algorithm_index(algorithm)][outcome.index()].fetch_add(1, Ordering::Relaxed);
+        let stripe = &self.stripes[stripe_of_this_thread()];
+        stripe.0[algorithm_index(algorithm)][outcome.index()].fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn get(&self, algorithm: Algorithm, outcome: CacheOutcome) -> u64 {
-        self.counts[algorithm_index(algorithm)][outcome.index()].load(Ordering::Relaxed)
+        self.stripes
+            .iter()
+            .map(|s| s.0[algorithm_index(algorithm)][outcome.index()].load(Ordering::Relaxed))
+            .fold(0, u64::wrapping_add)
     }
 }
 

@@ -199,8 +199,49 @@ impl<B: Engine> Router<B> {
         routing_key: Option<&str>,
         method: Option<&[u8]>,
     ) -> Result<Resolved<B>, Rejection> {
+        let routing_key = non_blank(routing_key);
+        if let Some(resolved) = self.resolve_warm(model, routing_key, method) {
+            return Ok(resolved);
+        }
         let pending = self.resolve_definition(model, routing_key, method)?;
         Ok(self.instantiate(pending))
+    }
+
+    /// The warm path: an existing target, a definition that needs no build
+    /// and an existing instance, under one read lock of each map. `None`
+    /// sends the request down the general path, which also reports errors.
+    fn resolve_warm(
+        &self,
+        model: &str,
+        routing_key: Option<&str>,
+        method: Option<&[u8]>,
+    ) -> Option<Resolved<B>> {
+        let targets = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+        let target = targets.get(model, routing_key)?;
+        let slot = target.read();
+        let resolved = |definition: &Arc<Definition>, source| {
+            let instance = slot.instance(definition)?.clone();
+            Some(Resolved {
+                definition: definition.clone(),
+                instance,
+                source,
+            })
+        };
+        match method {
+            None => resolved(self.table.configured(model), Source::Configured),
+            Some(value) if is_expression(value) => {
+                let now = self.options.clock.now();
+                if target.idle_expired(now, self.options.idle_timeout) {
+                    return None;
+                }
+                let cached = slot.entry.as_ref()?.find(value)?;
+                let hit = resolved(&cached.definition, Source::Expression(CacheOutcome::Hit))?;
+                target.touch(now);
+                self.counters.record(cached.algorithm(), CacheOutcome::Hit);
+                Some(hit)
+            }
+            Some(value) => resolved(self.resolve_method(model, value).ok()?, Source::Method),
+        }
     }
 
     /// The first half of [`Router::resolve`]: the definition only.
@@ -222,7 +263,7 @@ impl<B: Engine> Router<B> {
                     source: Source::Expression(outcome),
                 });
             }
-            Some(value) => (self.resolve_method(model, value)?, Source::Method),
+            Some(value) => (self.resolve_method(model, value)?.clone(), Source::Method),
         };
         Ok(PendingResolution {
             target: self.target(model, routing_key),
@@ -285,7 +326,7 @@ impl<B: Engine> Router<B> {
     }
 
     /// A method-only value (4.4).
-    fn resolve_method(&self, model: &str, value: &[u8]) -> Result<Arc<Definition>, Rejection> {
+    fn resolve_method(&self, model: &str, value: &[u8]) -> Result<&Arc<Definition>, Rejection> {
         let algorithm = std::str::from_utf8(value)
             .ok()
             .and_then(Algorithm::from_header_name)
@@ -293,7 +334,7 @@ impl<B: Engine> Router<B> {
             .ok_or_else(|| unknown_method(value))?;
         self.table
             .resolve(model, algorithm)
-            .map(|r| r.definition.clone())
+            .map(|r| r.definition)
             .ok_or_else(|| {
                 Rejection::new(
                     RejectionCode::Expression(Code::Unavailable),
@@ -376,7 +417,7 @@ impl<B: Engine> Router<B> {
                 (CacheOutcome::Build, !had_entry)
             }
         };
-        target.touch(now);
+        target.touch_exact(now);
         drop(slot);
         if added {
             self.entries.fetch_add(1, Ordering::Relaxed);

@@ -111,7 +111,19 @@ impl<B> TargetState<B> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Records a use. Skips the store while the recorded time is within
+    /// [`TOUCH_GRANULARITY`], so concurrent hits on one target mostly read
+    /// the shared cache line instead of writing it.
     pub(crate) fn touch(&self, now: Duration) {
+        let now = nanos(now);
+        let last = self.last_used_ns.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= TOUCH_GRANULARITY_NS {
+            self.last_used_ns.store(now, Ordering::Relaxed);
+        }
+    }
+
+    /// Records a build: always stores.
+    pub(crate) fn touch_exact(&self, now: Duration) {
         self.last_used_ns.store(nanos(now), Ordering::Relaxed);
     }
 
@@ -124,6 +136,9 @@ impl<B> TargetState<B> {
         now.saturating_sub(self.last_used()) >= idle
     }
 }
+
+/// How stale a recorded use may be; negligible against a 15-minute window.
+pub(crate) const TOUCH_GRANULARITY_NS: u64 = 100_000_000;
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)

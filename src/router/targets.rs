@@ -2,22 +2,68 @@
 //! through borrowed `&str`s, so the request path does not allocate a key.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+/// Seeded XXH3 for the short, client-chosen keys of the request path:
+/// faster than SipHash on a handful of bytes, and the per-map random seed
+/// keeps colliding keys from being chosen in advance.
+#[derive(Clone, Debug)]
+pub(crate) struct KeyHash {
+    seed: u64,
+}
+
+impl Default for KeyHash {
+    fn default() -> Self {
+        KeyHash {
+            seed: std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish(),
+        }
+    }
+}
+
+impl BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(self.seed)
+    }
+}
+
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        // str's terminator: mix it in without a second pass over the key.
+        self.0 = self.0.rotate_left(5) ^ u64::from(byte);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Map<V> = HashMap<Box<str>, V, KeyHash>;
 
 #[derive(Debug)]
 pub(crate) struct TargetMap<V> {
-    models: HashMap<Box<str>, ModelTargets<V>>,
+    models: Map<ModelTargets<V>>,
 }
 
 #[derive(Debug)]
 struct ModelTargets<V> {
     keyless: Option<V>,
-    keyed: HashMap<Box<str>, V>,
+    keyed: Map<V>,
 }
 
 impl<V> Default for TargetMap<V> {
     fn default() -> Self {
         TargetMap {
-            models: HashMap::new(),
+            models: Map::default(),
         }
     }
 }
@@ -42,7 +88,7 @@ impl<V> TargetMap<V> {
             .entry(model.into())
             .or_insert_with(|| ModelTargets {
                 keyless: None,
-                keyed: HashMap::new(),
+                keyed: Map::default(),
             });
         match routing_key {
             None => targets.keyless.get_or_insert_with(make),

@@ -60,11 +60,10 @@ pub(crate) fn next_sync(text: &str, from: usize, stop_at_open: bool) -> Sync {
     while !text.is_char_boundary(pos) {
         pos += 1;
     }
-    let line_start = text[..pos].rfind('\n').map_or(0, |n| n + 1);
     // Only spaces and tabs so far on this line: a keyword here starts an item.
-    let mut line_head = text[line_start..pos]
-        .trim_start_matches([' ', '\t'])
-        .is_empty();
+    // (Looks back over blanks only, so many errors on one line stay linear.)
+    let blank_start = text[..pos].trim_end_matches([' ', '\t']).len();
+    let mut line_head = blank_start == 0 || bytes.get(blank_start - 1) == Some(&b'\n');
     while pos < bytes.len() {
         if line_head {
             if let Some(kw) = keyword_at(text, pos) {

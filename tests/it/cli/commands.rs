@@ -462,3 +462,66 @@ fn explain_reports_a_broken_config_on_stderr() {
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
     assert_eq!(codes(&json(&out.stderr)), ["invalid_json"]);
 }
+
+#[test]
+fn lint_searches_directories_recursively_in_sorted_order() {
+    let out = routex(&["lint", "--format", "json", "tests/inputs/diagnostics"]);
+    assert_eq!(out.code, 1);
+    let value = json(&out.stdout);
+    let mut sources: Vec<String> = value["diagnostics"]
+        .as_array()
+        .map(|ds| {
+            ds.iter()
+                .filter_map(|d| d["source"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    sources.dedup();
+    let mut expected: Vec<String> = std::fs::read_dir("tests/inputs/diagnostics")
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".routes") || n.ends_with(".json"))
+                // Fixtures of build/import: they lint clean.
+                .filter(|n| n != "default_with_arguments.routes")
+                .filter(|n| n != "not_representable_in_route_file.json")
+                .map(|n| format!("tests/inputs/diagnostics/{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    expected.sort();
+    assert_eq!(sources, expected);
+    // The clean context file in the subdirectory was linted too.
+    let out = routex(&["lint", "tests/inputs/diagnostics/context"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "0 errors, 0 warnings in 1 file\n")
+    );
+}
+
+#[test]
+fn lint_skips_json_that_is_not_a_router_configuration() {
+    let dir = scratch("mixed");
+    std::fs::write(
+        dir.join("scenario-b.json"),
+        r#"{"name": "b", "policies": {}}"#,
+    )
+    .expect("write");
+    std::fs::write(dir.join("lb-config.json"), r#"{"default": "random"}"#).expect("write");
+    std::fs::write(dir.join("empty.json"), "{}").expect("write");
+    std::fs::create_dir_all(dir.join(".hidden")).expect("mkdir");
+    std::fs::write(dir.join(".hidden/bad.routes"), "default =").expect("write");
+    let path = dir.display().to_string();
+    let out = routex(&["lint", "--format", "github", "--deny-warnings", &path]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+    let out = routex(&["lint", &path]);
+    assert_eq!(out.stdout, "0 errors, 0 warnings in 2 files\n");
+    // Named explicitly, the scenario is linted as lb-config.json.
+    let scenario = dir.join("scenario-b.json").display().to_string();
+    let out = routex(&["lint", "--format", "json", &scenario]);
+    assert_eq!(out.code, 1);
+    assert!(codes(&json(&out.stdout))
+        .iter()
+        .all(|c| c == "unknown_field"));
+}

@@ -155,3 +155,24 @@ fn every_code_has_a_fixture() {
         "no fixture in tests/inputs/diagnostics for {missing:?}"
     );
 }
+
+#[test]
+fn no_snapshot_outlives_its_fixture() {
+    let snapshots = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/cli"));
+    let orphans: Vec<String> = std::fs::read_dir(snapshots)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter_map(|n| {
+                    let fixture = n.split_once('@')?.1.strip_suffix(".snap")?.to_string();
+                    (!dir().join(&fixture).is_file()).then_some(n)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        orphans.is_empty(),
+        "snapshots without a fixture: {orphans:?}"
+    );
+}

@@ -145,3 +145,36 @@ fn recovery_example_matches_the_parser() {
         .collect();
     assert_eq!(got, table(&doc, "| Line:column | Message |"));
 }
+
+/// End to end through the checker: `routex-check` lines compile without a
+/// diagnostic, `routex-error` lines with an error, `routes` blocks clean.
+#[test]
+fn docs_examples_compile_as_fenced() {
+    let doc = doc();
+    for line in fences(&doc, "routex-check")
+        .iter()
+        .flat_map(|b| b.lines().map(str::to_string).collect::<Vec<_>>())
+    {
+        let (definition, report) = routex::check::check_expression("arg:1", &line, None, None);
+        assert!(
+            definition.is_some() && report.diagnostics.is_empty(),
+            "{line:?}: {:?}",
+            report.diagnostics
+        );
+    }
+    for line in fences(&doc, "routex-error")
+        .iter()
+        .flat_map(|b| b.lines().map(str::to_string).collect::<Vec<_>>())
+    {
+        let (_, report) = routex::check::check_expression("arg:1", &line, None, None);
+        assert!(report.has_errors(), "{line:?}");
+    }
+    for text in fences(&doc, "routes") {
+        let (table, report) = routex::check::check_route_file("docs.routes", &text);
+        assert!(
+            table.is_some() && report.diagnostics.is_empty(),
+            "{:?}",
+            report.diagnostics
+        );
+    }
+}

@@ -210,3 +210,12 @@ fn empty_and_comment_only_files_have_no_items() {
         assert!(file.items.is_empty() && diags.is_empty(), "{text:?}");
     }
 }
+
+#[test]
+fn many_errors_on_one_line_stay_fast() {
+    let text = "} ".repeat(20_000);
+    let start = std::time::Instant::now();
+    let (_, diags) = parse_route_file(&text);
+    assert_eq!(diags.len(), 20_000);
+    assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+}
