@@ -3,6 +3,7 @@
 //! `crate::sim`.
 
 use crate::diag::Report;
+use crate::render::human::{self, Style};
 use crate::sim::scenario::{self, Prepared};
 use crate::sim::{output, plot, sweep};
 use std::io::{IsTerminal, Write};
@@ -51,18 +52,17 @@ pub fn run(args: &SimArgs) -> i32 {
     }
 }
 
+/// Diagnostics through the shared human renderer, on stderr.
 fn print_report(report: &Report) {
-    for d in &report.diagnostics {
-        let (line, col) = report.line_column(d.span.start);
-        let severity = if d.is_error() { "error" } else { "warning" };
-        eprintln!(
-            "{severity}[{}]: {}:{line}:{col}: {}",
-            d.code, report.source_name, d.message
-        );
-        if let Some(help) = &d.help {
-            eprintln!("  help: {help}");
-        }
+    if report.diagnostics.is_empty() {
+        return;
     }
+    let style = if std::io::stderr().is_terminal() {
+        Style::Fancy { width: 100 }
+    } else {
+        Style::Plain
+    };
+    eprint!("{}", human::render(std::slice::from_ref(report), style));
 }
 
 /// Loads the scenario (file or built-in) and applies the overrides.
