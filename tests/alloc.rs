@@ -169,13 +169,27 @@ fn clusters() -> Vec<ClusterSnapshot> {
 
 #[test]
 fn decisions_do_not_allocate_after_warm_up() {
+    let keys: Vec<String> = (0..40).map(|i| format!("prefix-{i}")).collect();
+    assert_no_allocations_after_warm_up(&keys);
+}
+
+/// Keys over 256 bytes are never cached (3.6.6, 3.7.5): every decision
+/// takes the uncached path (ring walk, direct score scan), which must not
+/// allocate either.
+#[test]
+fn uncached_long_keys_do_not_allocate_per_decision() {
+    let keys: Vec<String> = (0..8).map(|i| format!("{i:0>300}")).collect();
+    assert!(keys.iter().all(|k| k.len() > 256));
+    assert_no_allocations_after_warm_up(&keys);
+}
+
+fn assert_no_allocations_after_warm_up(keys: &[String]) {
     // The counter sees this thread's allocations.
     let probe = allocations();
     std::hint::black_box(vec![1u8; 16]);
     assert_eq!(allocations(), probe + 1);
 
     let clusters = clusters();
-    let keys: Vec<String> = (0..40).map(|i| format!("prefix-{i}")).collect();
     let excluded = ["cluster-3", "cluster-11"];
     let elapsed = [0, 40, 99, 100, 130, 170, 260, 600];
     let mut scratch = Scratch::default();

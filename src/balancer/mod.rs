@@ -95,6 +95,8 @@ pub struct Scratch {
     scored: Vec<(f64, usize)>,
     /// Hash input buffer.
     bytes: Vec<u8>,
+    /// Ring walk: which candidate positions are already in the group.
+    taken: Vec<bool>,
 }
 
 impl Scratch {

@@ -6,7 +6,7 @@
 use super::fifo::{FifoMap, CAPACITY, MAX_CACHED_KEY_BYTES};
 use super::hash;
 use super::target::TargetKey;
-use super::{ClusterSnapshot, Request};
+use super::{ClusterSnapshot, Request, Scratch};
 use std::collections::HashSet;
 use std::sync::Mutex;
 
@@ -43,17 +43,22 @@ impl Ring {
         }
     }
 
-    /// Fills `group` with the positions of the affinity order for `key`:
-    /// min(k, distinct clusters) members, primary first.
+    /// Fills `scratch.members` with the positions of the affinity order for
+    /// `key`: min(k, distinct clusters) members, primary first.
     pub fn group(
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
         key: &str,
         k: u64,
-        bytes: &mut Vec<u8>,
-        group: &mut Vec<usize>,
+        scratch: &mut Scratch,
     ) {
+        let Scratch {
+            members: group,
+            bytes,
+            taken,
+            ..
+        } = scratch;
         group.clear();
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *state;
@@ -71,6 +76,7 @@ impl Ring {
             clusters.len(),
             k,
             self.keypoint(request, key, bytes),
+            taken,
             group,
         );
         if key.len() <= MAX_CACHED_KEY_BYTES {
@@ -117,14 +123,23 @@ impl Ring {
 }
 
 /// Walks clockwise from the first point >= `keypoint`, collecting distinct
-/// clusters until `k` (or all) are collected.
-fn walk(points: &[(u64, usize)], n: usize, k: u64, keypoint: u64, group: &mut Vec<usize>) {
+/// clusters until `k` (or all) are collected. `taken` is caller-owned so
+/// that uncached keys (over 256 bytes) do not allocate per decision.
+fn walk(
+    points: &[(u64, usize)],
+    n: usize,
+    k: u64,
+    keypoint: u64,
+    taken: &mut Vec<bool>,
+    group: &mut Vec<usize>,
+) {
     if points.is_empty() {
         return;
     }
     let start = points.partition_point(|p| p.0 < keypoint);
     let want = usize::try_from(k).unwrap_or(usize::MAX).min(n);
-    let mut taken = vec![false; n];
+    taken.clear();
+    taken.resize(n, false);
     for step in 0..points.len() {
         if group.len() >= want {
             break;

@@ -60,14 +60,7 @@ impl WaitAndWiden {
             s.cache_affinity_backend_selection_count,
         ) {
             (Some(key), Some(k)) if k > 0 => {
-                self.ring.group(
-                    request,
-                    clusters,
-                    key,
-                    k,
-                    &mut scratch.bytes,
-                    &mut scratch.members,
-                );
+                self.ring.group(request, clusters, key, k, scratch);
                 scratch.members.len()
             }
             _ => 0,

@@ -8,6 +8,8 @@ mod legacy;
 mod props;
 mod pulsar;
 mod pww;
+mod review;
+mod review_model;
 mod simple;
 mod ww;
 
