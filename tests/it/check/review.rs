@@ -243,3 +243,61 @@ fn resolution_for_a_model_with_an_entry_has_no_default_fallback() {
         Code::Unavailable
     );
 }
+
+/// A value without `;` is method-only (5 intro, 4.4): the 5.1 syntax rules
+/// do not apply, so anything that is not an algorithm name is unknown_method.
+#[test]
+fn method_only_values_are_never_malformed() {
+    let t = permissive_table();
+    let long = "a".repeat(2000);
+    for value in [
+        "pul/sar",
+        "*pulsar",
+        "\"pulsar\"",
+        "pulsar,random",
+        "?1",
+        "123",
+        long.as_str(),
+    ] {
+        assert_eq!(code(&t, "m", value), Code::UnknownMethod, "{value}");
+    }
+    accepted(&t, "m", " PULSAR_WAIT_AND_WIDEN ");
+    accepted(&t, "m", "groq_multiregion");
+}
+
+/// stargate reads `x-routing-method` in header form only (5, 5.1): a value
+/// without `;` is a method name, so `pulsar(seed=x)` is an unknown method;
+/// with `;` the RFC 8941 rules reject it. `compile_request_expression` also
+/// takes the call form (for `routex check`/`decide`), so a router that
+/// wants stargate's answers uses `compile_header_value`.
+#[test]
+fn header_compiler_rejects_the_call_form_as_stargate_does() {
+    use routex::check::compile_header_value;
+    let t = permissive_table();
+    for (value, want) in [
+        ("pulsar(seed=x)", Code::UnknownMethod),
+        ("round-robin()", Code::UnknownMethod),
+        ("pulsar(seed=x);n=1", Code::MalformedExpression),
+    ] {
+        match compile_header_value(&t, "m", value) {
+            Ok(_) => panic!("{value} must be rejected"),
+            Err(d) => assert_eq!(d.code, want, "{value}: {}", d.message),
+        }
+    }
+    assert_eq!(
+        compile_header_value(&t, "m", "pulsar(seed=x)")
+            .err()
+            .map(|d| d.message),
+        Some("unknown routing method 'pulsar(seed=x)'".to_string())
+    );
+    for value in [
+        "pulsar;seed=x",
+        " pulsar; seed=x ",
+        "round-robin",
+        "powerOf2;sample_count=2",
+    ] {
+        assert!(compile_header_value(&t, "m", value).is_ok(), "{value}");
+    }
+    // The either-form compiler keeps accepting the call form.
+    assert!(compile_request_expression(&t, "m", "pulsar(seed=x)").is_ok());
+}
