@@ -2,7 +2,9 @@
 //! (`check::check_expression`) of a typical header expression and of the
 //! equivalent call expression, next to `sfv`'s RFC 8941 parse of the same
 //! header text (the floor any header-form compiler pays), and the parsers
-//! alone. Target: the full compile within 2x of sfv's parse.
+//! alone; plus `compile_request_expression` against a prebuilt table, the
+//! router's cost on an expression-cache miss. Target: the full compile
+//! within 2x of sfv's parse.
 //!
 //! `cargo bench --bench compile -- --warm-up-time 1 --measurement-time 3`
 
@@ -44,6 +46,15 @@ fn compile(c: &mut Criterion) {
         g.bench_function("check_expression_call", |b| {
             b.iter(|| routex::check::check_expression("arg:1", black_box(CALL), None, None))
         });
+        // What a router pays on an expression-cache miss: the table is built
+        // once, no report, no provenance.
+        let table = routex::check::permissive_table();
+        g.bench_function("compile_request_expression_header", |b| {
+            b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(HEADER)))
+        });
+        g.bench_function("compile_request_expression_call", |b| {
+            b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(CALL)))
+        });
     } else {
         eprintln!(
             "check_expression is not implemented on this branch yet: skipping the compile benches"
@@ -78,6 +89,9 @@ fn configuration(c: &mut Criterion) {
     });
     g.bench_function("check_lb_config_fleet", |b| {
         b.iter(|| routex::config::check_lb_config("lb-config.json", black_box(LB_CONFIG)))
+    });
+    g.bench_function("parse_route_file_fleet", |b| {
+        b.iter(|| routex::syntax::parse_route_file(black_box(ROUTES)))
     });
     g.bench_function("check_route_file_fleet", |b| {
         b.iter(|| routex::check::check_route_file("fleet.routes", black_box(ROUTES)))

@@ -27,7 +27,7 @@ pub struct DecideArgs {
     /// Seed for the random choices, for reproducible decisions.
     #[arg(long)]
     pub rng_seed: Option<u64>,
-    #[arg(long, value_enum, default_value_t = DecideFormat::Human)]
+    #[arg(long, value_enum, default_value_t = DecideFormat::Json)]
     pub format: DecideFormat,
     /// The `x-routing-method` value: a method name or an expression in
     /// either form; default: the model's configured algorithm.

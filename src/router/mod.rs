@@ -17,11 +17,13 @@
 //! not allocate per decision; a cache hit never waits for a build.
 
 mod admission;
+mod cache;
 mod clock;
 mod engine;
 mod metrics;
 mod options;
 mod rejection;
+mod request;
 mod runtime;
 mod state;
 mod targets;
@@ -33,7 +35,8 @@ pub use engine::Engine;
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
 pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
 pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
-pub use runtime::{is_expression, PendingResolution, Resolved, RouteRequest, Router, Source};
+pub use request::{is_expression, PendingResolution, Resolved, RouteRequest, Source};
+pub use runtime::Router;
 pub use wait::{SleepKind, Step, WaitLoop, RECHECK_PERIOD, RETRY_SLEEP_MS, WAIT_CAP};
 
 #[cfg(doctest)]

@@ -1,16 +1,16 @@
 //! The router runtime: resolves a request's `x-routing-method` against the
-//! route table (reference-behaviour.md 4.4, 5.3) through the expression
-//! cache (5.6), keeps one balancer instance per (target, definition), and
-//! runs admission before each decision.
+//! route table (reference-behaviour.md 4.4, 5.3), going through the
+//! expression cache (cache.rs) for values with parameters, and keeps one
+//! balancer instance per (target, definition).
 
-use super::admission;
 use super::engine::Engine;
-use super::metrics::{CacheOutcome, Counters, Metrics};
+use super::metrics::{CacheOutcome, Counters};
 use super::options::RouterOptions;
 use super::rejection::{Rejection, RejectionCode};
-use super::state::{Cached, Entry, TargetState};
+use super::request::{is_expression, non_blank, PendingResolution, Resolved, RouteRequest, Source};
+use super::state::TargetState;
 use super::targets::TargetMap;
-use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
+use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;
 use crate::ir::{Algorithm, Definition, RouteTable};
 use rand::RngCore;
@@ -18,140 +18,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-/// A request as the router sees it: the balancer request plus the raw
-/// `x-routing-method` value.
-#[derive(Clone, Debug, Default)]
-pub struct RouteRequest<'a> {
-    pub request: Request<'a>,
-    /// Raw header bytes; `None` when the header is absent.
-    pub routing_method: Option<&'a [u8]>,
-}
-
-impl<'a> RouteRequest<'a> {
-    pub fn new(request: Request<'a>) -> Self {
-        RouteRequest {
-            request,
-            routing_method: None,
-        }
-    }
-
-    pub fn with_method(mut self, value: &'a str) -> Self {
-        self.routing_method = Some(value.as_bytes());
-        self
-    }
-}
-
-/// Where a resolved definition came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// No `x-routing-method`: the model's configured definition.
-    Configured,
-    /// A method-only value, resolved in the route table (4.4).
-    Method,
-    /// A value with parameters, through the expression cache.
-    Expression(CacheOutcome),
-}
-
-/// A resolved definition whose balancer instance is not fetched yet.
-pub struct PendingResolution<B: Engine = Balancer> {
-    target: Arc<TargetState<B>>,
-    pub definition: Arc<Definition>,
-    pub source: Source,
-}
-
-impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingResolution")
-            .field("algorithm", &self.definition.policy.algorithm)
-            .field("source", &self.source)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A resolved definition and the balancer instance that decides for it.
-pub struct Resolved<B: Engine = Balancer> {
-    pub definition: Arc<Definition>,
-    pub instance: Arc<B>,
-    pub source: Source,
-}
-
-impl<B: Engine> std::fmt::Debug for Resolved<B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Resolved")
-            .field("algorithm", &self.definition.policy.algorithm)
-            .field("source", &self.source)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<B: Engine> Resolved<B> {
-    /// One decision (reference-behaviour.md 2.2, steps 2-4): candidates,
-    /// admission, then the balancer. Blank routing and affinity keys count
-    /// as absent.
-    pub fn decide(
-        &self,
-        request: &Request<'_>,
-        clusters: &[ClusterSnapshot],
-        rng: &mut dyn RngCore,
-        scratch: &mut Scratch,
-    ) -> Result<Decision, Rejection> {
-        let request = Request {
-            routing_key: non_blank(request.routing_key),
-            cache_affinity_key: non_blank(request.cache_affinity_key),
-            ..request.clone()
-        };
-        let policy = &self.definition.policy;
-        admission::check_affinity_key(policy, &request)?;
-        check_candidates(&request, clusters)?;
-        admission::check_input_work(policy, &request, clusters)?;
-        Ok(self.instance.decide(&request, clusters, rng, scratch))
-    }
-}
-
-fn non_blank(value: Option<&str>) -> Option<&str> {
-    value.filter(|v| !v.trim().is_empty())
-}
-
-/// 404 when there is no candidate and nothing failed yet, else 503 when
-/// every candidate is excluded.
-fn check_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Result<(), Rejection> {
-    if clusters
-        .iter()
-        .any(|c| !request.excluded.contains(&c.id.as_str()))
-    {
-        return Ok(());
-    }
-    Err(if request.excluded.is_empty() {
-        Rejection::new(
-            RejectionCode::NoEligibleCandidates,
-            format!("no eligible candidates for model {}", request.model),
-        )
-    } else {
-        Rejection::new(
-            RejectionCode::CandidatesExhausted,
-            format!(
-                "every candidate for model {} failed for this request",
-                request.model
-            ),
-        )
-    })
-}
-
-/// Whether a header value carries parameters (header form `;`, call form
-/// `(`) and so goes through the expression cache.
-pub fn is_expression(value: &[u8]) -> bool {
-    value.iter().any(|&b| b == b';' || b == b'(')
-}
-
 /// A router: a route table at run time. `Send + Sync`; share it by
 /// reference or `Arc` between request threads.
 pub struct Router<B: Engine = Balancer> {
-    table: RouteTable,
-    options: RouterOptions,
-    targets: RwLock<TargetMap<Arc<TargetState<B>>>>,
-    counters: Counters,
-    entries: AtomicU64,
-    evict_lock: Mutex<()>,
+    pub(super) table: RouteTable,
+    pub(super) options: RouterOptions,
+    pub(super) targets: RwLock<TargetMap<Arc<TargetState<B>>>>,
+    pub(super) counters: Counters,
+    /// Targets holding a cache entry (the gauge).
+    pub(super) entries: AtomicU64,
+    pub(super) evict_lock: Mutex<()>,
 }
 
 impl Router<Balancer> {
@@ -227,21 +103,25 @@ impl<B: Engine> Router<B> {
                 source,
             })
         };
-        match method {
-            None => resolved(self.table.configured(model), Source::Configured),
-            Some(value) if is_expression(value) => {
-                let now = self.options.clock.now();
-                if target.idle_expired(now, self.options.idle_timeout) {
-                    return None;
-                }
-                let cached = slot.entry.as_ref()?.find(value)?;
-                let hit = resolved(&cached.definition, Source::Expression(CacheOutcome::Hit))?;
-                target.touch(now);
-                self.counters.record(cached.algorithm(), CacheOutcome::Hit);
-                Some(hit)
+        let Some(value) = method else {
+            return resolved(self.table.configured(model), Source::Configured);
+        };
+        // Only values with parameters are cached, so a byte match is an
+        // expression hit without scanning the value first.
+        if let Some(cached) = slot.entry.as_ref().and_then(|e| e.find(value)) {
+            let now = self.options.clock.now();
+            if target.idle_expired(now, self.options.idle_timeout) {
+                return None;
             }
-            Some(value) => resolved(self.resolve_method(model, value).ok()?, Source::Method),
+            let hit = resolved(&cached.definition, Source::Expression(CacheOutcome::Hit))?;
+            target.touch(now);
+            self.counters.record(cached.algorithm(), CacheOutcome::Hit);
+            return Some(hit);
         }
+        if is_expression(value) {
+            return None;
+        }
+        resolved(self.resolve_method(model, value).ok()?, Source::Method)
     }
 
     /// The first half of [`Router::resolve`]: the definition only.
@@ -343,141 +223,6 @@ impl<B: Engine> Router<B> {
             })
     }
 
-    fn resolve_expression(
-        &self,
-        target: &Arc<TargetState<B>>,
-        model: &str,
-        value: &[u8],
-    ) -> Result<(Arc<Definition>, CacheOutcome), Rejection> {
-        if let Some(definition) = self.hit(target, value) {
-            return Ok((definition, CacheOutcome::Hit));
-        }
-        let _building = target.lock_build();
-        // A concurrent request may have built this value while we waited.
-        if let Some(definition) = self.hit(target, value) {
-            return Ok((definition, CacheOutcome::Hit));
-        }
-        let text = std::str::from_utf8(value).map_err(|_| unknown_method(value))?;
-        let definition = (self.options.compiler)(&self.table, model, text)
-            .map_err(|diagnostic| Rejection::from_diagnostic(&diagnostic))?;
-        let definition = Arc::new(definition);
-        let outcome = self.install(target, value, definition.clone());
-        self.counters.record(definition.policy.algorithm, outcome);
-        Ok((definition, outcome))
-    }
-
-    fn hit(&self, target: &TargetState<B>, value: &[u8]) -> Option<Arc<Definition>> {
-        let now = self.options.clock.now();
-        let slot = target.read();
-        let entry = slot.entry.as_ref()?;
-        if target.idle_expired(now, self.options.idle_timeout) {
-            return None;
-        }
-        let cached = entry.find(value)?;
-        target.touch(now);
-        self.counters.record(cached.algorithm(), CacheOutcome::Hit);
-        Some(cached.definition.clone())
-    }
-
-    /// Stores a new build as the target's current expression.
-    fn install(
-        &self,
-        target: &Arc<TargetState<B>>,
-        value: &[u8],
-        definition: Arc<Definition>,
-    ) -> CacheOutcome {
-        let now = self.options.clock.now();
-        let new = Cached {
-            bytes: value.into(),
-            definition,
-        };
-        let mut slot = target.write();
-        let expired = target.idle_expired(now, self.options.idle_timeout);
-        let (outcome, added) = match slot.entry.take() {
-            Some(old) if !expired => {
-                if let Some(dropped) = &old.previous {
-                    slot.retire(&dropped.definition);
-                }
-                slot.entry = Some(Entry {
-                    current: new,
-                    previous: Some(old.current),
-                });
-                (CacheOutcome::Rebuild, false)
-            }
-            old => {
-                let had_entry = old.is_some();
-                if let Some(old) = old {
-                    slot.entry = Some(old);
-                    slot.forget_entry();
-                }
-                slot.entry = Some(Entry {
-                    current: new,
-                    previous: None,
-                });
-                (CacheOutcome::Build, !had_entry)
-            }
-        };
-        target.touch_exact(now);
-        drop(slot);
-        if added {
-            self.entries.fetch_add(1, Ordering::Relaxed);
-            self.enforce_capacity(target);
-        }
-        outcome
-    }
-
-    /// Evicts least recently used entries (other than `keep`) while over
-    /// the capacity bound, retiring their instances.
-    fn enforce_capacity(&self, keep: &Arc<TargetState<B>>) {
-        let _evicting = self
-            .evict_lock
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        while self.entries.load(Ordering::Relaxed) > self.options.cache_capacity as u64 {
-            let victim = {
-                let targets = self.targets.read().unwrap_or_else(PoisonError::into_inner);
-                targets
-                    .values()
-                    .filter(|t| !Arc::ptr_eq(t, keep) && t.read().entry.is_some())
-                    .min_by_key(|t| t.last_used())
-                    .cloned()
-            };
-            let Some(victim) = victim else { break };
-            if victim.write().forget_entry() {
-                self.entries.fetch_sub(1, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Pending cache maintenance: expires idle entries and retires their
-    /// instances. Returns how many entries expired.
-    pub fn maintenance(&self) -> usize {
-        let now = self.options.clock.now();
-        let targets: Vec<_> = {
-            let map = self.targets.read().unwrap_or_else(PoisonError::into_inner);
-            map.values().cloned().collect()
-        };
-        let mut expired = 0;
-        for target in targets {
-            let mut slot = target.write();
-            if slot.entry.is_some()
-                && target.idle_expired(now, self.options.idle_timeout)
-                && slot.forget_entry()
-            {
-                self.entries.fetch_sub(1, Ordering::Relaxed);
-                expired += 1;
-            }
-        }
-        expired
-    }
-
-    /// A metrics scrape: runs [`Router::maintenance`] first, as stargate's
-    /// scrape does.
-    pub fn metrics(&self) -> Metrics {
-        self.maintenance();
-        Metrics::collect(&self.counters, self.entries.load(Ordering::Relaxed))
-    }
-
     /// Starts a new target generation (for example when the target's
     /// cluster membership is replaced): every balancer instance of the
     /// target is dropped, so round-robin counters and ranking caches start
@@ -485,6 +230,25 @@ impl<B: Engine> Router<B> {
     pub fn reset_target(&self, model: &str, routing_key: Option<&str>) {
         if let Some(target) = self.existing_target(model, routing_key) {
             target.write().instances.clear();
+        }
+    }
+
+    /// Forgets a target entirely (for example when its last registration
+    /// goes away): its cached expressions and balancer instances. Targets
+    /// are created by the first request that names them, so an embedding
+    /// router with unbounded routing keys calls this to bound memory.
+    pub fn remove_target(&self, model: &str, routing_key: Option<&str>) {
+        let removed = self
+            .targets
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(model, non_blank(routing_key));
+        if let Some(target) = removed {
+            let mut slot = target.write();
+            slot.removed = true;
+            if slot.forget_entry() {
+                self.entries.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -539,7 +303,7 @@ impl<B: Engine> Router<B> {
     }
 }
 
-fn unknown_method(value: &[u8]) -> Rejection {
+pub(super) fn unknown_method(value: &[u8]) -> Rejection {
     Rejection::new(
         RejectionCode::Expression(Code::UnknownMethod),
         format!(

@@ -49,6 +49,9 @@ impl Entry {
 pub(crate) struct Slot<B> {
     pub(crate) entry: Option<Entry>,
     pub(crate) instances: Vec<(Arc<Definition>, Arc<B>)>,
+    /// Set when the router forgot the target; an in-flight build then does
+    /// not count its entry in the gauge.
+    pub(crate) removed: bool,
 }
 
 impl<B> Slot<B> {
@@ -91,6 +94,7 @@ impl<B> TargetState<B> {
             slot: RwLock::new(Slot {
                 entry: None,
                 instances: Vec::new(),
+                removed: false,
             }),
             build_lock: Mutex::new(()),
             last_used_ns: AtomicU64::new(0),

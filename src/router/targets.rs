@@ -96,6 +96,18 @@ impl<V> TargetMap<V> {
         }
     }
 
+    pub(crate) fn remove(&mut self, model: &str, routing_key: Option<&str>) -> Option<V> {
+        let targets = self.models.get_mut(model)?;
+        let removed = match routing_key {
+            None => targets.keyless.take(),
+            Some(key) => targets.keyed.remove(key),
+        };
+        if targets.keyless.is_none() && targets.keyed.is_empty() {
+            self.models.remove(model);
+        }
+        removed
+    }
+
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.models
             .values()

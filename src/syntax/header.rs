@@ -64,18 +64,18 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
         return Err(fail(raw, "P10", Span::new(at, at + c.len_utf8()), why).with_help(help));
     }
     let mut args = Vec::with_capacity(item.params.len());
-    for p in &item.params {
-        let value = match &p.value {
-            Bare::Integer(t) => Value::Integer(t.clone()),
-            Bare::Decimal(t) => Value::Decimal(t.clone()),
-            Bare::String(t) => Value::String(t.clone()),
-            Bare::Token(t) => Value::Token(t.clone()),
+    for p in item.params {
+        let value = match p.value {
+            Bare::Integer(t) => Value::Integer(t),
+            Bare::Decimal(t) => Value::Decimal(t),
+            Bare::String(t) => Value::String(t),
+            Bare::Token(t) => Value::Token(t),
             Bare::Boolean(b) => {
-                let written = if *b { "?1" } else { "?0" };
+                let written = if b { "?1" } else { "?0" };
                 let why = format!(
                     "boolean {written} for parameter '{}' is not accepted; write {}",
                     p.name,
-                    if *b { "true" } else { "false" }
+                    if b { "true" } else { "false" }
                 );
                 let help = "stargate reads booleans as the names true and false";
                 return Err(fail(raw, "P4", span_of(&p.value_at), why).with_help(help));
@@ -91,7 +91,7 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
         let name_span = span_of(&p.name_at);
         let value_span = span_of(&p.value_at);
         args.push(Arg {
-            name: Spanned::new(p.name.clone(), name_span),
+            name: Spanned::new(p.name, name_span),
             value: Spanned::new(value, value_span),
             span: name_span.join(value_span),
         });

@@ -8,7 +8,7 @@
 //! without arguments has no parentheses.
 
 use super::ast::{Expr, Item, RouteFile, Value};
-use super::header::{MAX_HEADER_BYTES, MAX_HEADER_PARAMS};
+use super::header::{is_param_name, MAX_HEADER_BYTES, MAX_HEADER_PARAMS};
 use super::lexical::{comments, skip_trivia};
 use super::route_file::item_span;
 use crate::diag::{Code, Diagnostic, Span};
@@ -105,6 +105,10 @@ pub(crate) fn header(expr: &Expr) -> Result<String, Diagnostic> {
     }
     let mut out = method.to_string();
     for arg in &expr.args {
+        if !is_param_name(&arg.name.node) {
+            let why = format!("'{}' is not a header parameter name", arg.name.node);
+            return Err(not_representable(arg.name.span, why));
+        }
         let value = match &arg.value.node {
             Value::Integer(t) if is_bare_number(t, false) => t.clone(),
             Value::Decimal(t) if is_bare_number(t, true) => t.clone(),

@@ -41,6 +41,7 @@ pub(crate) struct SfError {
 }
 
 struct Cursor<'a> {
+    s: &'a str,
     b: &'a [u8],
     i: usize,
 }
@@ -63,13 +64,14 @@ impl Cursor<'_> {
         }
     }
     fn text(&self, r: Range<usize>) -> String {
-        String::from_utf8_lossy(self.b.get(r).unwrap_or(&[])).into_owned()
+        self.s.get(r).unwrap_or("").to_string()
     }
 }
 
 /// Parses `text` as one RFC 8941 Item with Parameters (SP allowed around it).
 pub(crate) fn parse_item(text: &str) -> Res<SfItem> {
     let mut c = Cursor {
+        s: text,
         b: text.as_bytes(),
         i: 0,
     };
@@ -208,20 +210,21 @@ fn number(c: &mut Cursor<'_>) -> Res<Bare> {
 fn string(c: &mut Cursor<'_>) -> Res<Bare> {
     let open = c.i;
     c.i += 1;
-    let mut out = Vec::new();
+    // The whole input is ASCII (checked first), so bytes are chars.
+    let mut out = String::new();
     while let Some(b) = c.peek() {
         c.i += 1;
         match b {
-            b'"' => return Ok(Bare::String(String::from_utf8_lossy(&out).into_owned())),
+            b'"' => return Ok(Bare::String(out)),
             b'\\' => match c.peek() {
                 Some(e @ (b'"' | b'\\')) => {
-                    out.push(e);
+                    out.push(e as char);
                     c.i += 1;
                 }
                 _ => return c.fail(c.i - 1, "a `\\` not followed by `\"` or `\\`"),
             },
             0x00..=0x1f | 0x7f.. => return c.fail(c.i - 1, "a control character in a string"),
-            _ => out.push(b),
+            _ => out.push(b as char),
         }
     }
     c.fail(open, "an unterminated string")

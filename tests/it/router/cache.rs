@@ -296,3 +296,20 @@ fn test_concurrent_resolve_builds_once_and_reuses_instance() {
     assert_eq!(m.count(Algorithm::Pulsar, CacheOutcome::Hit), 7);
     assert_eq!(h.router.instance_count("m", None), 1);
 }
+
+#[test]
+fn removing_a_target_forgets_its_entry_and_instances() {
+    let h = harness();
+    let e1 = resolve(&h, Some("k"), E1);
+    h.router.resolve("m", Some("k"), None).unwrap();
+    resolve(&h, Some("other"), E1);
+    assert_eq!(h.router.metrics().entries, 2);
+    h.router.remove_target("m", Some("k"));
+    assert_eq!(h.router.metrics().entries, 1);
+    assert_eq!(h.router.instance_count("m", Some("k")), 0);
+    assert!(!h.router.has_instance("m", Some("k"), &e1.definition));
+    // The next request starts the target afresh.
+    assert_eq!(outcome(&resolve(&h, Some("k"), E1)), CacheOutcome::Build);
+    assert_eq!(outcome(&resolve(&h, Some("other"), E1)), CacheOutcome::Hit);
+    h.router.remove_target("absent", None);
+}

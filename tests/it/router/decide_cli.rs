@@ -86,7 +86,20 @@ fn decide_reports_rejections_with_code_and_status() {
         ]),
         r#"{"version": 1, "decision": "rejected", "code": "unavailable", "status": 400}"#
     );
+    // JSON is the default (language.md 5.3); human is asked for.
     let (code, stdout, _) = decide(&["--input", "@spec-example.json", "fastest"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "{\"version\": 1, \"decision\": \"rejected\", \"code\": \"unknown_method\", \"status\": 400}\n"
+    );
+    let (code, stdout, _) = decide(&[
+        "--input",
+        "@spec-example.json",
+        "--format",
+        "human",
+        "fastest",
+    ]);
     assert_eq!(code, 0);
     assert_eq!(
         stdout,
@@ -181,5 +194,5 @@ fn embedding_docs_decide_examples_run() {
         assert_eq!(code, 0, "{command}: {stderr}");
         assert_eq!(stdout.trim_end(), pair[1], "{command}");
     }
-    assert_eq!(commands, 3);
+    assert_eq!(commands, 4);
 }

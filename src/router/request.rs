@@ -1,0 +1,139 @@
+//! What a router is asked and what it answers: the request with its raw
+//! `x-routing-method`, the resolved definition and instance, and one
+//! decision with its admission checks (reference-behaviour.md 2.2, 3.9).
+
+use super::admission;
+use super::engine::Engine;
+use super::metrics::CacheOutcome;
+use super::rejection::{Rejection, RejectionCode};
+use super::state::TargetState;
+use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
+use crate::ir::Definition;
+use rand::RngCore;
+use std::sync::Arc;
+
+/// A request as the router sees it: the balancer request plus the raw
+/// `x-routing-method` value.
+#[derive(Clone, Debug, Default)]
+pub struct RouteRequest<'a> {
+    pub request: Request<'a>,
+    /// Raw header bytes; `None` when the header is absent.
+    pub routing_method: Option<&'a [u8]>,
+}
+
+impl<'a> RouteRequest<'a> {
+    pub fn new(request: Request<'a>) -> Self {
+        RouteRequest {
+            request,
+            routing_method: None,
+        }
+    }
+
+    pub fn with_method(mut self, value: &'a str) -> Self {
+        self.routing_method = Some(value.as_bytes());
+        self
+    }
+}
+
+/// Where a resolved definition came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// No `x-routing-method`: the model's configured definition.
+    Configured,
+    /// A method-only value, resolved in the route table (4.4).
+    Method,
+    /// A value with parameters, through the expression cache.
+    Expression(CacheOutcome),
+}
+
+/// A resolved definition whose balancer instance is not fetched yet.
+pub struct PendingResolution<B: Engine = Balancer> {
+    pub(super) target: Arc<TargetState<B>>,
+    pub definition: Arc<Definition>,
+    pub source: Source,
+}
+
+impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingResolution")
+            .field("algorithm", &self.definition.policy.algorithm)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A resolved definition and the balancer instance that decides for it.
+pub struct Resolved<B: Engine = Balancer> {
+    pub definition: Arc<Definition>,
+    pub instance: Arc<B>,
+    pub source: Source,
+}
+
+impl<B: Engine> std::fmt::Debug for Resolved<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolved")
+            .field("algorithm", &self.definition.policy.algorithm)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Engine> Resolved<B> {
+    /// One decision (reference-behaviour.md 2.2, steps 2-4): candidates,
+    /// admission, then the balancer. Blank routing and affinity keys count
+    /// as absent.
+    pub fn decide(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> Result<Decision, Rejection> {
+        let request = Request {
+            routing_key: non_blank(request.routing_key),
+            cache_affinity_key: non_blank(request.cache_affinity_key),
+            ..request.clone()
+        };
+        let policy = &self.definition.policy;
+        admission::check_affinity_key(policy, &request)?;
+        check_candidates(&request, clusters)?;
+        admission::check_input_work(policy, &request, clusters)?;
+        Ok(self.instance.decide(&request, clusters, rng, scratch))
+    }
+}
+
+pub(super) fn non_blank(value: Option<&str>) -> Option<&str> {
+    value.filter(|v| !v.trim().is_empty())
+}
+
+/// 404 when there is no candidate and nothing failed yet, else 503 when
+/// every candidate is excluded.
+fn check_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Result<(), Rejection> {
+    if clusters
+        .iter()
+        .any(|c| !request.excluded.contains(&c.id.as_str()))
+    {
+        return Ok(());
+    }
+    Err(if request.excluded.is_empty() {
+        Rejection::new(
+            RejectionCode::NoEligibleCandidates,
+            format!("no eligible candidates for model {}", request.model),
+        )
+    } else {
+        Rejection::new(
+            RejectionCode::CandidatesExhausted,
+            format!(
+                "every candidate for model {} failed for this request",
+                request.model
+            ),
+        )
+    })
+}
+
+/// Whether a header value carries parameters (header form `;`, call form
+/// `(`) and so goes through the expression cache.
+pub fn is_expression(value: &[u8]) -> bool {
+    // `contains` on bytes is a memchr, faster than one pass testing both.
+    value.contains(&b';') || value.contains(&b'(')
+}
