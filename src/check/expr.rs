@@ -4,10 +4,10 @@
 
 use super::lower::{build_policy, field_of_builder_error};
 use super::schema::{algorithm_list, get, set, Field, Typed};
-use super::suggest::did_you_mean;
+use super::suggest::{algorithm_suggestion, did_you_mean};
 use super::value::{check_expression_range, type_value};
 use crate::diag::{Code, Diagnostic, Span};
-use crate::ir::{Algorithm, AlgorithmConfig, NameMatch, Policy, ALIASES};
+use crate::ir::{Algorithm, AlgorithmConfig, NameMatch, Policy};
 use crate::syntax::ast::{Arg, Expr};
 
 /// Where an expression comes from: the parameter table differs slightly.
@@ -61,16 +61,12 @@ pub fn check_method(expr: &Expr, diags: &mut Vec<Diagnostic>) -> Option<Algorith
             Some(alg)
         }
         None => {
-            let names = Algorithm::ALL
-                .iter()
-                .map(|a| a.name())
-                .chain(ALIASES.iter().map(|(n, _)| *n));
             let mut d = Diagnostic::new(
                 Code::UnknownMethod,
                 span,
                 format!("unknown routing method '{raw}'"),
             );
-            d = match did_you_mean(raw.trim(), names) {
+            d = match algorithm_suggestion(raw.trim()) {
                 Some(name) => d.with_help(format!("did you mean `{name}`?")),
                 None => d.with_help(format!(
                     "routing methods: {}",

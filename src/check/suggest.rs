@@ -56,6 +56,15 @@ pub fn did_you_mean<'a>(
     }
 }
 
+/// The algorithm name or alias a misspelt method most likely meant.
+pub fn algorithm_suggestion(word: &str) -> Option<&'static str> {
+    let names = crate::ir::Algorithm::ALL
+        .iter()
+        .map(|a| a.name())
+        .chain(crate::ir::ALIASES.iter().map(|(n, _)| *n));
+    did_you_mean(word, names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 
 use crate::balancer::{ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::RouteTable;
-use crate::router::{Rejection, RouteRequest, Router};
+use crate::router::{Rejection, RouteRequest, Router, RouterOptions};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
@@ -246,7 +246,12 @@ pub fn decide(
         Some(seed) => ChaCha8Rng::seed_from_u64(seed),
         None => ChaCha8Rng::from_os_rng(),
     };
-    let router = Router::new(table);
+    // decide's EXPR may be written in either form (language.md 5.3); a
+    // router behind a stargate front end reads the header form only.
+    let options = RouterOptions::default().with_compiler(std::sync::Arc::new(
+        crate::check::compile_request_expression,
+    ));
+    let router: Router = Router::with_options(table, options);
     let mut scratch = Scratch::default();
     Ok(
         match router.route(&route_request, clusters, &mut rng, &mut scratch) {

@@ -3,6 +3,7 @@
 //! `crate::sim`.
 
 use crate::diag::Report;
+use crate::render::human::{self, Style};
 use crate::sim::scenario::{self, Prepared};
 use crate::sim::{output, plot, sweep};
 use std::io::{IsTerminal, Write};
@@ -51,18 +52,17 @@ pub fn run(args: &SimArgs) -> i32 {
     }
 }
 
+/// Diagnostics through the shared human renderer, on stderr.
 fn print_report(report: &Report) {
-    for d in &report.diagnostics {
-        let (line, col) = report.line_column(d.span.start);
-        let severity = if d.is_error() { "error" } else { "warning" };
-        eprintln!(
-            "{severity}[{}]: {}:{line}:{col}: {}",
-            d.code, report.source_name, d.message
-        );
-        if let Some(help) = &d.help {
-            eprintln!("  help: {help}");
-        }
+    if report.diagnostics.is_empty() {
+        return;
     }
+    let style = if std::io::stderr().is_terminal() {
+        Style::Fancy { width: 100 }
+    } else {
+        Style::Plain
+    };
+    eprint!("{}", human::render(std::slice::from_ref(report), style));
 }
 
 /// Loads the scenario (file or built-in) and applies the overrides.
@@ -130,9 +130,11 @@ fn run_scenario(a: &RunArgs) -> i32 {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(output::table(&prepared, &runs).as_bytes());
     let requests: u64 = runs.iter().map(|r| r.result.stats.requests).sum();
+    let decisions: u64 = runs.iter().map(|r| r.result.stats.decisions).sum();
+    let events: u64 = runs.iter().map(|r| r.result.stats.events).sum();
     let _ = writeln!(
         stdout,
-        "{} runs, {requests} simulated requests in {wall:.1} s wall ({:.0} requests/s)",
+        "{} runs, {requests} simulated requests ({decisions} decisions, {events} events) in {wall:.1} s wall ({:.0} requests/s)",
         runs.len(),
         requests as f64 / wall.max(1e-9)
     );

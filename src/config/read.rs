@@ -5,10 +5,10 @@
 use super::json::{parse, Json, Member, Node};
 use crate::check::lower::build_policy;
 use crate::check::schema::algorithm_list;
-use crate::check::suggest::did_you_mean;
+use crate::check::suggest::{algorithm_suggestion, did_you_mean};
 use crate::diag::{Code, Diagnostic, Report, Span};
 use crate::ir::{
-    Algorithm, AlgorithmConfig, Definition, ModelEntry, NameMatch, RouteTable, ALIASES, IR_VERSION,
+    Algorithm, AlgorithmConfig, Definition, ModelEntry, NameMatch, RouteTable, IR_VERSION,
 };
 use indexmap::IndexMap;
 use std::sync::Arc;
@@ -140,16 +140,12 @@ impl Reader<'_> {
                 Some(alg)
             }
             None => {
-                let names = Algorithm::ALL
-                    .iter()
-                    .map(|a| a.name())
-                    .chain(ALIASES.iter().map(|(n, _)| *n));
                 let mut d = Diagnostic::new(
                     Code::UnknownMethod,
                     span,
                     format!("unknown algorithm \"{name}\""),
                 );
-                d = match did_you_mean(name, names) {
+                d = match algorithm_suggestion(name) {
                     Some(best) => d.with_help(format!(
                         "did you mean \"{best}\"? (names are exact and case-sensitive)"
                     )),

@@ -189,15 +189,11 @@ impl miette::Diagnostic for View<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let label = inert_text(
-            self.diagnostic
-                .label
-                .as_deref()
-                .unwrap_or(&self.diagnostic.message),
-        );
+        // The message is printed above the source already; without a short
+        // label of its own the span is underlined, not captioned twice.
+        let label = self.diagnostic.label.as_deref().map(inert_text);
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
-            Some(label),
-            self.span,
+            label, self.span,
         ))))
     }
 }

@@ -2,7 +2,7 @@
 //! required affinity key and the input-work limit.
 
 use super::rejection::{Rejection, RejectionCode};
-use crate::balancer::{ClusterSnapshot, Request};
+use crate::balancer::{pulsar_feasibility, pulsar_weight, ClusterSnapshot, Feasibility, Request};
 use crate::ir::{Policy, RendezvousWeight, Settings};
 
 /// Queued prefill work in front of a request, over the admission candidates.
@@ -61,8 +61,10 @@ pub fn input_work(
         }
         let tps_valid = valid_rate(cluster.last_mean_input_tps);
         if let Some((weight, kv)) = pulsar {
-            let feasible = !kv || kv_feasible(cluster, request.input_tokens);
-            if !(feasible && tps_valid && weight_valid(cluster, weight)) {
+            // The balancer's own feasibility and weight rules, so admission
+            // and ranking can never disagree about a candidate.
+            let feasible = pulsar_feasibility(cluster, request, kv) == Feasibility::Eligible;
+            if !(feasible && tps_valid && pulsar_weight(cluster, weight).is_some()) {
                 continue;
             }
         }
@@ -108,22 +110,4 @@ fn pulsar_view(settings: &Settings) -> Option<(RendezvousWeight, bool)> {
         Settings::PulsarWaitAndWiden(s) => Some((s.rendezvous_weight, s.consider_kv_free_tokens)),
         _ => None,
     }
-}
-
-fn weight_valid(cluster: &ClusterSnapshot, weight: RendezvousWeight) -> bool {
-    match weight {
-        RendezvousWeight::MaxInputTps => cluster.max_input_tps.is_some_and(valid_rate),
-        RendezvousWeight::LastMeanInputTps => valid_rate(cluster.last_mean_input_tps),
-    }
-}
-
-/// Pulsar's KV feasibility (3.7.4) with `consider_kv_free_tokens`.
-fn kv_feasible(cluster: &ClusterSnapshot, input_tokens: Option<u64>) -> bool {
-    let Some(tokens) = input_tokens else {
-        return false;
-    };
-    let metrics_absent = cluster.kv_cache_capacity_tokens == 0
-        && cluster.kv_cache_used_tokens == 0
-        && cluster.kv_cache_free_tokens == 0;
-    !metrics_absent && cluster.kv_cache_free_tokens >= tokens
 }

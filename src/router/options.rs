@@ -13,8 +13,10 @@ pub const DEFAULT_CACHE_CAPACITY: usize = 16_384;
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
 /// Compiles an `x-routing-method` value for a model against a table; the
-/// error is stargate's first error. Normally
-/// [`crate::check::compile_request_expression`].
+/// error is stargate's first error. By default
+/// [`crate::check::compile_header_value`] (header form only, as stargate
+/// reads the header); tools that also take the call form, such as
+/// `routex decide`, use [`crate::check::compile_request_expression`].
 pub type Compiler =
     Arc<dyn Fn(&RouteTable, &str, &str) -> Result<Definition, Box<Diagnostic>> + Send + Sync>;
 
@@ -35,7 +37,7 @@ impl Default for RouterOptions {
             cache_capacity: DEFAULT_CACHE_CAPACITY,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             clock: Arc::new(SystemClock::new()),
-            compiler: Arc::new(crate::check::compile_request_expression),
+            compiler: Arc::new(crate::check::compile_header_value),
         }
     }
 }

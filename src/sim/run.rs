@@ -312,7 +312,7 @@ impl<'a> Sim<'a> {
         let st = &mut self.reqs[idx];
         st.attempts += 1;
         if st.excluded.len() >= backends {
-            return self.no_choice(i);
+            return self.resolve(i, Outcome::NoRoute); // no retry can succeed
         }
         let ids = self.views[router].snapshots();
         let mut excluded_buf = [""; 8];
@@ -332,7 +332,8 @@ impl<'a> Sim<'a> {
         };
         let request = Request {
             model: &self.s.model,
-            routing_key: Some(&self.s.routing_key),
+            // A blank routing key is an absent one (ref 1.1).
+            routing_key: Some(self.s.routing_key.as_str()).filter(|k| !k.trim().is_empty()),
             cache_affinity_key: self.plan.key_names.get(p.key as usize).map(String::as_str),
             input_tokens: Some(p.input),
             priority: 0,
@@ -355,11 +356,6 @@ impl<'a> Sim<'a> {
             Step::Dispatch(_) | Step::GiveUp => self.resolve(i, Outcome::NoRoute),
             Step::SleepFor(us) => self.queue.push(self.now + us, Event::RouteAttempt(i)),
         }
-    }
-
-    /// Every backend is excluded: nothing to retry.
-    fn no_choice(&mut self, i: ReqId) {
-        self.resolve(i, Outcome::NoRoute);
     }
 
     fn dispatch(&mut self, i: ReqId, backend: usize, rank_depth: u32) {

@@ -395,6 +395,29 @@ fn validate_numbers(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) 
     {
         err("workload", "`workload` needs `keys` > 0, `zipf_s` >= 0 and `input_tokens` [min, max] with min <= max".into());
     }
+    // Bounds that keep a run's memory and arithmetic finite.
+    if w.keys > 10_000_000 || w.input_tokens[1] > 1_000_000_000 || w.output_tokens > 1_000_000 {
+        err(
+            "workload",
+            "`workload` is too large: at most 10 000 000 keys, 10^9 input and 10^6 output tokens"
+                .into(),
+        );
+    }
+    let horizon = f.warmup_s + f.measure_s;
+    if f.rates_rps.iter().any(|r| r * horizon > 50_000_000.0) {
+        err(
+            "rates_rps",
+            "a run would plan more than 50 million requests (rate x (warmup_s + measure_s))".into(),
+        );
+    }
+    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() > 10_000
+        || t.regions.iter().map(|g| u64::from(g.routers)).sum::<u64>() > 10_000
+    {
+        err(
+            "regions",
+            "at most 10 000 backends and 10 000 routers".into(),
+        );
+    }
     if f.policies.is_empty() {
         err(
             "policies",

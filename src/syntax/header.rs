@@ -51,18 +51,7 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
             .with_help("write the algorithm name bare, e.g. `pulsar;seed=x`"))
         }
     };
-    if let Some((i, c)) = method.char_indices().find(|&(i, c)| {
-        !(c.is_ascii_alphanumeric() || c == '_' || c == '-') || (i == 0 && !c.is_ascii_alphabetic())
-    }) {
-        let at = item.bare_at.start + i;
-        let why = if i == 0 {
-            format!("the method '{method}' must start with an ASCII letter")
-        } else {
-            format!("the method '{method}' contains `{c}`; only letters, digits, `_` and `-` are allowed")
-        };
-        let help = "algorithm names are ASCII letters, digits, `_` and `-`";
-        return Err(fail(raw, "P10", Span::new(at, at + c.len_utf8()), why).with_help(help));
-    }
+    check_method_token(raw, &method, item.bare_at.start)?;
     let mut args = Vec::with_capacity(item.params.len());
     for p in item.params {
         let value = match p.value {
@@ -114,6 +103,26 @@ fn kind_name(b: &Bare) -> &'static str {
         Bare::Boolean(_) => "a boolean",
         Bare::ByteSeq(_) => "a byte sequence",
     }
+}
+
+/// P10: a method token starts with an ASCII letter and holds only letters,
+/// digits, `_` and `-`. `start` is the method's offset in `raw`.
+pub(crate) fn check_method_token(raw: &str, method: &str, start: usize) -> Result<(), Diagnostic> {
+    let Some((i, c)) = method.char_indices().find(|&(i, c)| {
+        !(c.is_ascii_alphanumeric() || c == '_' || c == '-') || (i == 0 && !c.is_ascii_alphabetic())
+    }) else {
+        return Ok(());
+    };
+    let at = start + i;
+    let why = if i == 0 {
+        format!("the method '{method}' must start with an ASCII letter")
+    } else {
+        format!(
+            "the method '{method}' contains `{c}`; only letters, digits, `_` and `-` are allowed"
+        )
+    };
+    let help = "algorithm names are ASCII letters, digits, `_` and `-`";
+    Err(fail(raw, "P10", Span::new(at, at + c.len_utf8()), why).with_help(help))
 }
 
 /// A value without `;` names a method only; stargate looks it up trimmed

@@ -92,6 +92,12 @@ pub fn parse_route_file(text: &str) -> (RouteFile, Vec<Diagnostic>) {
 /// cannot be written in header form).
 pub fn format_expression(text: &str, header: bool) -> Result<String, Vec<Diagnostic>> {
     let expr = parse_expression(text)?;
+    // A method-only value is not syntax-checked when routing (stargate looks
+    // it up), but fmt must not print text that is no expression at all.
+    if expr.args.is_empty() {
+        header::check_method_token(text, &expr.method.node, expr.method.span.start)
+            .map_err(|d| vec![d])?;
+    }
     if header {
         print::header(&expr).map_err(|d| vec![d])
     } else {

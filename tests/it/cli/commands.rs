@@ -525,3 +525,12 @@ fn lint_skips_json_that_is_not_a_router_configuration() {
         .iter()
         .all(|c| c == "unknown_field"));
 }
+
+#[test]
+fn bundled_route_files_are_formatted() {
+    // The examples are what users copy: they must be in canonical form.
+    for file in ["examples/fleet.routes", "examples/embed.routes"] {
+        let out = routex(&["fmt", "--check", file]);
+        assert_eq!(out.code, 0, "{file}: {}", out.stdout);
+    }
+}

@@ -14,7 +14,7 @@ use std::time::Duration;
 const METHODS: [(&str, Option<&str>); 8] = [
     ("k0", Some("pulsar-wait-and-widen;seed=v1;cache_affinity_wait_ms=20;max_queue_time_floor_ms=50;max_queue_time_ceil_ms=400")),
     ("k0", Some("wait-and-widen;seed=w;cache_affinity_backend_selection_count=2;cache_affinity_wait_ms=10")),
-    ("k1", Some("power-of-n(sample_count=3, comparator=queue-time)")),
+    ("k1", Some("power-of-n;sample_count=3;comparator=queue-time")),
     ("k1", Some("pulsar;seed=p;consider_kv_free_tokens=true")),
     ("k2", Some("pulsar-wait-and-widen")),
     ("k2", Some("random")),

@@ -4,7 +4,7 @@
 
 use routex::diag::Code;
 use routex::ir::{Algorithm, RouteTable, Settings, WaitAndWidenSettings};
-use routex::router::{RejectionCode, Router, Source};
+use routex::router::{RejectionCode, Router, RouterOptions, Source};
 
 const CONFIG: &str = r#"{
   "default": "power-of-n",
@@ -20,10 +20,13 @@ const CONFIG: &str = r#"{
   }
 }"#;
 
-fn router() -> Router {
+fn table() -> RouteTable {
     let (table, report) = routex::config::load_table("lb-config.json", CONFIG);
-    let table: RouteTable = table.unwrap_or_else(|| panic!("{:?}", report.diagnostics));
-    Router::new(table)
+    table.unwrap_or_else(|| panic!("{:?}", report.diagnostics))
+}
+
+fn router() -> Router {
+    Router::new(table())
 }
 
 fn ww(router: &Router, model: &str, value: &str) -> (WaitAndWidenSettings, Option<u64>) {
@@ -134,8 +137,11 @@ fn request_expressions_report_stargates_first_error() {
 }
 
 #[test]
-fn call_form_values_compile_like_header_form() {
-    let router = router();
+fn call_form_values_compile_like_header_form_when_the_compiler_takes_both() {
+    let options = RouterOptions::default().with_compiler(std::sync::Arc::new(
+        routex::check::compile_request_expression,
+    ));
+    let router: Router = Router::with_options(table(), options);
     let header = router
         .resolve("other", Some("k"), Some(b"pulsar;seed=abc"))
         .unwrap();
@@ -144,4 +150,14 @@ fn call_form_values_compile_like_header_form() {
         .unwrap();
     assert_eq!(header.definition.policy, call.definition.policy);
     assert_eq!(call.definition.policy.algorithm, Algorithm::Pulsar);
+}
+
+#[test]
+fn the_default_router_reads_the_header_form_only_as_stargate_does() {
+    let router = router();
+    let err = router
+        .resolve("other", Some("k"), Some(br#"pulsar(seed="abc")"#))
+        .unwrap_err();
+    assert_eq!(err.status, 400);
+    assert_eq!(err.code, RejectionCode::Expression(Code::UnknownMethod));
 }

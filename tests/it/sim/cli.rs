@@ -42,7 +42,7 @@ fn bundled_scenarios_are_valid() {
         }
         seen += 1;
     }
-    assert_eq!(seen, 9);
+    assert_eq!(seen, 10);
 }
 
 #[test]

@@ -94,6 +94,8 @@ fn structural_validation() {
     assert!(first_error(&text).2.contains("traffic_weight"));
     let text = DEFAULT_SCENARIO.replacen("[200, 220,", "[0, 220,", 1);
     assert!(first_error(&text).2.contains("rates_rps"));
+    let text = DEFAULT_SCENARIO.replacen("\"measure_s\": 180", "\"measure_s\": 1e12", 1);
+    assert!(first_error(&text).2.contains("50 million"));
     let text = DEFAULT_SCENARIO.replacen("\"coalesce_ms\": null", "\"coalesce_ms\": 50", 1);
     assert!(first_error(&text).2.contains("coalesce_ms"));
 }
@@ -120,4 +122,18 @@ fn the_default_scenario_holds_the_seven_policies_in_order() {
         "{:?}",
         p.warnings.diagnostics
     );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Malformed or mutated scenario text never panics: it loads or reports.
+    #[test]
+    fn arbitrary_text_never_panics(cut in 0usize..4_000, junk in "[ -~]{0,12}") {
+        let cut = cut.min(DEFAULT_SCENARIO.len());
+        let mut text = DEFAULT_SCENARIO[..cut].to_string();
+        text.push_str(&junk);
+        text.push_str(&DEFAULT_SCENARIO[cut..]);
+        let _ = load("fuzz.json", &text);
+    }
 }

@@ -185,3 +185,24 @@ fn diagnostics_fixtures_fail_with_their_code() {
     let d = format_expression(&read("not_representable_in_header.expr"), true).expect_err("fails");
     assert_eq!(d[0].code, Code::NotRepresentableInHeader);
 }
+
+#[test]
+fn fmt_refuses_a_method_only_value_that_is_no_method_token() {
+    for bad in [")", "pul/sar", "*pulsar", "9x"] {
+        let errors = format_expression(bad, false).unwrap_err();
+        assert_eq!(
+            errors[0].code,
+            routex::diag::Code::MalformedExpression,
+            "{bad}"
+        );
+        assert!(
+            errors[0].message.starts_with("P10:"),
+            "{}",
+            errors[0].message
+        );
+    }
+    assert_eq!(
+        format_expression(" Round_Robin ", false).unwrap(),
+        "round-robin"
+    );
+}
