@@ -17,17 +17,6 @@ band_widen_interval_ms=300;max_queue_time_floor_ms=500;max_queue_time_ceil_ms=20
 const CALL: &str = "pulsar-wait-and-widen(seed=v1, cache_affinity_wait_ms=300, \
 band_widen_interval_ms=300, max_queue_time_floor_ms=500, max_queue_time_ceil_ms=2000)";
 
-fn checker_ready() -> bool {
-    // The checker may still be a stub on this branch: bench what exists.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let ready =
-        std::panic::catch_unwind(|| routex::check::check_expression("arg:1", HEADER, None, None))
-            .is_ok_and(|(definition, _)| definition.is_some());
-    std::panic::set_hook(previous);
-    ready
-}
-
 fn compile(c: &mut Criterion) {
     let mut g = c.benchmark_group("compile");
     g.bench_function("sfv_parse_item", |b| {
@@ -39,27 +28,21 @@ fn compile(c: &mut Criterion) {
     g.bench_function("parse_call", |b| {
         b.iter(|| routex::syntax::parse_call(black_box(CALL)))
     });
-    if checker_ready() {
-        g.bench_function("check_expression_header", |b| {
-            b.iter(|| routex::check::check_expression("arg:1", black_box(HEADER), None, None))
-        });
-        g.bench_function("check_expression_call", |b| {
-            b.iter(|| routex::check::check_expression("arg:1", black_box(CALL), None, None))
-        });
-        // What a router pays on an expression-cache miss: the table is built
-        // once, no report, no provenance.
-        let table = routex::check::permissive_table();
-        g.bench_function("compile_request_expression_header", |b| {
-            b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(HEADER)))
-        });
-        g.bench_function("compile_request_expression_call", |b| {
-            b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(CALL)))
-        });
-    } else {
-        eprintln!(
-            "check_expression is not implemented on this branch yet: skipping the compile benches"
-        );
-    }
+    g.bench_function("check_expression_header", |b| {
+        b.iter(|| routex::check::check_expression("arg:1", black_box(HEADER), None, None))
+    });
+    g.bench_function("check_expression_call", |b| {
+        b.iter(|| routex::check::check_expression("arg:1", black_box(CALL), None, None))
+    });
+    // What a router pays on an expression-cache miss: the table is built
+    // once, no report, no provenance.
+    let table = routex::check::permissive_table();
+    g.bench_function("compile_request_expression_header", |b| {
+        b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(HEADER)))
+    });
+    g.bench_function("compile_request_expression_call", |b| {
+        b.iter(|| routex::check::compile_request_expression(&table, "m", black_box(CALL)))
+    });
     g.finish();
 }
 
