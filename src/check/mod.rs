@@ -44,11 +44,13 @@ pub fn resolve_base<'a>(
     }
 }
 
-/// Parses and checks an expression (either form) against a table.
+/// Parses and checks an expression against a table: either form, or with
+/// `header_only` the header form alone (a raw `x-routing-method` value).
 fn check_text(
     text: &str,
     table: &RouteTable,
     model: Option<&str>,
+    header_only: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<(Checked, Option<Arc<Definition>>)> {
     if text.trim().is_empty() {
@@ -59,7 +61,12 @@ fn check_text(
         ));
         return None;
     }
-    let expr = match crate::syntax::parse_expression(text) {
+    let parsed = if header_only {
+        crate::syntax::parse_header(text).map_err(|d| vec![d])
+    } else {
+        crate::syntax::parse_expression(text)
+    };
+    let expr = match parsed {
         Ok(expr) => expr,
         Err(errors) => {
             diags.extend(errors);
@@ -95,8 +102,29 @@ pub fn compile_request_expression(
     model: &str,
     value: &str,
 ) -> Result<Definition, Box<Diagnostic>> {
+    compile_value(table, model, value, false)
+}
+
+/// Like [`compile_request_expression`], but reads `value` exactly as
+/// stargate reads `x-routing-method`: header form only, so a call-form
+/// value is an unknown method (no `;`) or malformed (with `;`), never
+/// accepted. This is the compiler a stargate-compatible router needs.
+pub fn compile_header_value(
+    table: &RouteTable,
+    model: &str,
+    value: &str,
+) -> Result<Definition, Box<Diagnostic>> {
+    compile_value(table, model, value, true)
+}
+
+fn compile_value(
+    table: &RouteTable,
+    model: &str,
+    value: &str,
+    header_only: bool,
+) -> Result<Definition, Box<Diagnostic>> {
     let mut diags = Vec::new();
-    let result = check_text(value, table, Some(model), &mut diags);
+    let result = check_text(value, table, Some(model), header_only, &mut diags);
     if let Some(first) = diags.iter().find(|d| d.is_error()) {
         return Err(Box::new(first.clone()));
     }
@@ -155,7 +183,7 @@ pub fn explain_expression(
         }
     };
     let mut report = Report::new(source_name, text);
-    let result = check_text(text, table, model, &mut report.diagnostics);
+    let result = check_text(text, table, model, false, &mut report.diagnostics);
     let explanation = result.and_then(|(checked, same)| {
         if report.diagnostics.iter().any(|d| d.is_error()) {
             return None;

@@ -197,7 +197,13 @@ impl Reader<'_> {
                 ))),
             },
             (Json::Number(n), Kind::Decimal) => match n.parse::<f64>() {
-                Ok(v) => Ok(Typed::Decimal(v)),
+                Ok(v) if v.is_finite() => Ok(Typed::Decimal(v)),
+                // serde_json refuses a number that overflows f64 (`1e400`).
+                Ok(_) => Err(Diagnostic::new(
+                    Code::InvalidJson,
+                    node.span,
+                    format!("number out of range: `{n}`"),
+                )),
                 Err(_) => Err(type_error(&node.value)),
             },
             (v, _) => Err(type_error(v)),

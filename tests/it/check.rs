@@ -4,6 +4,7 @@ mod api;
 mod diagnostics;
 mod expressions;
 mod lowering;
+mod review;
 mod routes;
 
 use routex::check::expr::{check_expr, Checked, Context};

@@ -3,6 +3,7 @@
 
 mod build;
 mod docs;
+mod review;
 mod robustness;
 mod startup;
 mod warnings;

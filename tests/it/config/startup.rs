@@ -110,12 +110,9 @@ fn pulsar_wait_and_widen_rejects_explicit_comparator() {
 
 #[test]
 fn wait_and_widen_validates_cache_affinity_input_tokens_scale() {
-    for (value, shown) in [
-        ("-0.1", "-0.1"),
-        ("1.1", "1.1"),
-        ("1e400", "inf"),
-        ("-1e400", "-inf"),
-    ] {
+    // ±∞ cannot come from JSON: serde_json refuses `1e400` (see
+    // config::review); the builder's own check is pinned below.
+    for (value, shown) in [("-0.1", "-0.1"), ("1.1", "1.1")] {
         let json = model_entry(&format!(
             r#"{{"algorithm": "wait-and-widen", "cache_affinity_input_tokens_scale": {value}}}"#
         ));
