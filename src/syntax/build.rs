@@ -17,15 +17,14 @@ pub(crate) fn expr(pair: Pair<'_, Rule>, offset: usize) -> Expr {
     let span = span_of(&pair, offset);
     let mut method = Spanned::new(String::new(), span);
     let mut args = Vec::new();
-    // `method_only` wraps the method of an expression without arguments.
-    let parts = pair.into_inner().flat_map(|p| match p.as_rule() {
-        Rule::method_only => p.into_inner().collect::<Vec<_>>(),
-        _ => vec![p],
-    });
-    for part in parts {
+    for part in pair.into_inner() {
         match part.as_rule() {
-            Rule::method => {
-                method = Spanned::new(part.as_str().to_string(), span_of(&part, offset))
+            Rule::method => method = method_of(&part, offset),
+            // `method_only` wraps the method of an expression without arguments.
+            Rule::method_only => {
+                if let Some(m) = part.into_inner().next() {
+                    method = method_of(&m, offset);
+                }
             }
             Rule::arg_list => args = part.into_inner().filter_map(|a| arg(a, offset)).collect(),
             _ => {}
@@ -39,6 +38,10 @@ pub(crate) fn expr(pair: Pair<'_, Rule>, offset: usize) -> Expr {
     }
 }
 
+fn method_of(pair: &Pair<'_, Rule>, offset: usize) -> Spanned<String> {
+    Spanned::new(pair.as_str().to_string(), span_of(pair, offset))
+}
+
 fn arg(pair: Pair<'_, Rule>, offset: usize) -> Option<Arg> {
     if pair.as_rule() != Rule::arg {
         return None; // punctuation
@@ -48,12 +51,11 @@ fn arg(pair: Pair<'_, Rule>, offset: usize) -> Option<Arg> {
     let mut value = None;
     for part in pair.into_inner() {
         let part_span = span_of(&part, offset);
-        let text = part.as_str().to_string();
+        let text = part.as_str();
         match part.as_rule() {
-            Rule::param_name => name = Some(Spanned::new(text, part_span)),
-            Rule::integer => value = Some(Spanned::new(Value::Integer(text), part_span)),
-            Rule::decimal => value = Some(Spanned::new(Value::Decimal(text), part_span)),
-            Rule::token => value = Some(Spanned::new(Value::Token(text), part_span)),
+            Rule::param_name => name = Some(Spanned::new(text.to_string(), part_span)),
+            Rule::number => value = Some(Spanned::new(number(text), part_span)),
+            Rule::token => value = Some(Spanned::new(Value::Token(text.to_string()), part_span)),
             Rule::string => value = Some(Spanned::new(Value::String(string(part)), part_span)),
             _ => {}
         }
@@ -63,6 +65,15 @@ fn arg(pair: Pair<'_, Rule>, offset: usize) -> Option<Arg> {
         value: value?,
         span,
     })
+}
+
+/// The grammar's one number rule: a `.` makes it a decimal.
+fn number(text: &str) -> Value {
+    if text.contains('.') {
+        Value::Decimal(text.to_string())
+    } else {
+        Value::Integer(text.to_string())
+    }
 }
 
 /// `string` pair -> its unescaped text.

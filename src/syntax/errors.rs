@@ -115,12 +115,7 @@ fn describe_expected(text: &str, pos: usize, expected: &[Rule]) -> Option<String
         };
         return Some(format!("`=` {after}"));
     }
-    let is_value = |r: &Rule| {
-        matches!(
-            r,
-            Rule::decimal | Rule::integer | Rule::string | Rule::token
-        )
-    };
+    let is_value = |r: &Rule| matches!(r, Rule::number | Rule::string | Rule::token);
     if !expected.is_empty() && expected.iter().all(is_value) {
         return Some("a value: a number, `\"string\"` or a name".to_string());
     }
@@ -133,7 +128,7 @@ fn describe_expected(text: &str, pos: usize, expected: &[Rule]) -> Option<String
             Rule::comma => "`,`",
             Rule::eq => "`=`",
             Rule::param_name | Rule::arg => "a parameter name",
-            Rule::decimal | Rule::integer | Rule::string | Rule::token => "a value",
+            Rule::number | Rule::string | Rule::token => "a value",
             Rule::kw_default | Rule::default_item => "`default`",
             Rule::kw_allow | Rule::allow_item => "`allow`",
             Rule::kw_model | Rule::model_item | Rule::model_head => "`model`",
