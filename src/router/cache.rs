@@ -37,7 +37,7 @@ impl<B: Engine> Router<B> {
     }
 
     pub(super) fn hit(&self, target: &TargetState<B>, value: &[u8]) -> Option<Arc<Definition>> {
-        let now = self.options.clock.now();
+        let now = self.options.clock.now_coarse();
         let slot = target.read();
         let entry = slot.entry.as_ref()?;
         if target.idle_expired(now, self.options.idle_timeout) {

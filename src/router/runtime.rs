@@ -109,7 +109,7 @@ impl<B: Engine> Router<B> {
         // Only values with parameters are cached, so a byte match is an
         // expression hit without scanning the value first.
         if let Some(cached) = slot.entry.as_ref().and_then(|e| e.find(value)) {
-            let now = self.options.clock.now();
+            let now = self.options.clock.now_coarse();
             if target.idle_expired(now, self.options.idle_timeout) {
                 return None;
             }

@@ -313,3 +313,24 @@ fn removing_a_target_forgets_its_entry_and_instances() {
     assert_eq!(outcome(&resolve(&h, Some("other"), E1)), CacheOutcome::Hit);
     h.router.remove_target("absent", None);
 }
+
+/// Hits read `SystemClock::now_coarse`: it must trail the exact clock by
+/// no more than a tick plus scheduling slack (generous here: the test
+/// machine is shared), and keep advancing.
+#[test]
+fn system_clock_coarse_reading_tracks_the_exact_clock() {
+    use routex::router::{Clock, SystemClock};
+    let clock = SystemClock::new();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let coarse = clock.now_coarse();
+    let exact = clock.now();
+    assert!(
+        coarse <= exact,
+        "coarse {coarse:?} ahead of exact {exact:?}"
+    );
+    assert!(
+        coarse >= std::time::Duration::from_millis(1),
+        "coarse {coarse:?} did not advance"
+    );
+    assert!(exact - coarse < std::time::Duration::from_secs(1));
+}
