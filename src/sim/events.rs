@@ -16,17 +16,12 @@ pub enum Event {
     /// The next planned request arrives at its router.
     Arrive(ReqId),
     RouteAttempt(ReqId),
-    BackendReceive {
-        req: ReqId,
-        backend: u32,
-        reservation: u64,
-        expected_queue_ms: Option<u64>,
-    },
-    MismatchReturn {
-        req: ReqId,
-        backend: u32,
-        reservation: u64,
-    },
+    /// The dispatched request reaches its backend. A request has at most one
+    /// dispatch in flight, so its reservation id and expected queue time
+    /// live in the request's state, which keeps events small.
+    BackendReceive(ReqId),
+    /// The 429 of the dispatch in flight reaches the router.
+    MismatchReturn(ReqId),
     PrefillDone(ReqId),
     FirstToken(ReqId),
     Complete(ReqId),
@@ -39,14 +34,14 @@ pub enum Event {
 }
 
 struct Entry {
-    at: Micros,
-    seq: u64,
+    /// (time, sequence) in one integer: one comparison per heap step.
+    key: u128,
     event: Event,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
+        self.key == other.key
     }
 }
 impl Eq for Entry {}
@@ -58,8 +53,12 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: BinaryHeap is a max-heap and the earliest event must pop first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key.cmp(&self.key)
     }
+}
+
+fn time_of(key: u128) -> Micros {
+    (key >> 64) as Micros
 }
 
 /// Pending events of one run.
@@ -73,19 +72,18 @@ impl EventQueue {
     pub fn push(&mut self, at: Micros, event: Event) {
         self.seq += 1;
         self.heap.push(Entry {
-            at,
-            seq: self.seq,
+            key: (u128::from(at) << 64) | u128::from(self.seq),
             event,
         });
     }
 
     pub fn pop(&mut self) -> Option<(Micros, Event)> {
-        self.heap.pop().map(|e| (e.at, e.event))
+        self.heap.pop().map(|e| (time_of(e.key), e.event))
     }
 
     /// The instant of the next event.
     pub fn peek_time(&self) -> Option<Micros> {
-        self.heap.peek().map(|e| e.at)
+        self.heap.peek().map(|e| time_of(e.key))
     }
 
     pub fn len(&self) -> usize {

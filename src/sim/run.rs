@@ -83,6 +83,9 @@ struct ReqState {
     attempts: u32,
     dispatched_at: Micros,
     rank_depth: u32,
+    /// The dispatch in flight: its reservation and expected queue time.
+    reservation: u64,
+    expected_queue_ms: Option<u64>,
     received_at: Micros,
     slot_since: Micros,
     reused: u64,
@@ -101,6 +104,8 @@ impl ReqState {
             attempts: 0,
             dispatched_at: 0,
             rank_depth: 0,
+            reservation: 0,
+            expected_queue_ms: None,
             received_at: 0,
             slot_since: 0,
             reused: 0,
@@ -254,17 +259,8 @@ impl<'a> Sim<'a> {
         match event {
             Event::Arrive(i) => self.arrive(i),
             Event::RouteAttempt(i) => self.route(i),
-            Event::BackendReceive {
-                req,
-                backend,
-                reservation,
-                expected_queue_ms,
-            } => self.receive(req, backend, reservation, expected_queue_ms),
-            Event::MismatchReturn {
-                req,
-                backend,
-                reservation,
-            } => self.mismatch_return(req, backend, reservation),
+            Event::BackendReceive(i) => self.receive(i),
+            Event::MismatchReturn(i) => self.mismatch_return(i),
             Event::PrefillDone(i) => self.prefill_done(i),
             Event::FirstToken(i) => self.first_token(i),
             Event::Complete(i) => self.complete(i),
@@ -371,41 +367,27 @@ impl<'a> Sim<'a> {
         st.dispatched_at = self.now;
         st.backend = backend as u32;
         st.rank_depth = rank_depth;
+        st.reservation = reservation;
+        st.expected_queue_ms = expected_queue_ms;
         let at = self.now + self.one_way[router][backend];
-        self.queue.push(
-            at,
-            Event::BackendReceive {
-                req: i,
-                backend: backend as u32,
-                reservation,
-                expected_queue_ms,
-            },
-        );
+        self.queue.push(at, Event::BackendReceive(i));
     }
 
-    fn receive(&mut self, i: ReqId, backend: u32, reservation: u64, expected: Option<u64>) {
+    fn receive(&mut self, i: ReqId) {
         let idx = i as usize;
         if self.reqs[idx].outcome.is_some() {
             return; // its reservation lives until the next stats arrival
         }
-        let b = backend as usize;
+        let b = self.reqs[idx].backend as usize;
         let p = self.plan.requests[idx];
-        if !self.pylons[b].admits(expected) {
+        if !self.pylons[b].admits(self.reqs[idx].expected_queue_ms) {
             let at = self.now + self.one_way[p.router as usize][b];
-            self.queue.push(
-                at,
-                Event::MismatchReturn {
-                    req: i,
-                    backend,
-                    reservation,
-                },
-            );
+            self.queue.push(at, Event::MismatchReturn(i));
             return;
         }
         self.pylons[b].accept(p.input);
         let st = &mut self.reqs[idx];
         st.received_at = self.now;
-        st.backend = backend;
         if self.engines[b].admit(i) {
             self.start_prefill(i);
         } else {
@@ -413,9 +395,10 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn mismatch_return(&mut self, i: ReqId, backend: u32, reservation: u64) {
+    fn mismatch_return(&mut self, i: ReqId) {
         let idx = i as usize;
         let router = self.plan.requests[idx].router as usize;
+        let (backend, reservation) = (self.reqs[idx].backend, self.reqs[idx].reservation);
         self.views[router].unreserve(backend as usize, reservation);
         if self.reqs[idx].outcome.is_some() {
             return;
