@@ -6,7 +6,7 @@ use super::engine::{Engine, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
 use super::metrics::{self, Bin, Outcome, Record, RunDiagnostics, RunMetrics};
 use super::policy::PolicyKind;
-use super::pylon::{Pylon, PylonConfig};
+use super::pylon::{Pylon, PylonConfig, StatsReport};
 use super::rng::{stream, Stream};
 use super::time::{from_ms, from_secs, one_way, to_duration, Micros};
 use super::topology::Topology;
@@ -128,6 +128,8 @@ struct Sim<'a> {
     engines: Vec<Engine>,
     pylons: Vec<Pylon>,
     views: Vec<RouterView>,
+    /// Every report published so far; `StatsArrive` events index it.
+    reports: Vec<Rc<StatsReport>>,
     balancers: Vec<Balancer>,
     lb_rngs: Vec<ChaCha8Rng>,
     infra: ChaCha8Rng,
@@ -200,6 +202,7 @@ impl<'a> Sim<'a> {
             engines,
             pylons,
             views,
+            reports: Vec::new(),
             balancers: topo.routers.iter().map(|_| policy.instantiate()).collect(),
             lb_rngs: (0..topo.routers.len() as u64)
                 .map(|r| stream(seed, Stream::Lb(r)))
@@ -270,8 +273,9 @@ impl<'a> Sim<'a> {
                 router,
                 report,
             } => {
+                let report = &self.reports[report as usize];
                 if let Some(v) = self.views.get_mut(router as usize) {
-                    v.stats_arrive(backend as usize, report);
+                    v.stats_arrive(backend as usize, Rc::clone(report));
                 }
             }
         }
@@ -521,7 +525,8 @@ impl<'a> Sim<'a> {
     }
 
     fn heartbeat(&mut self, b: u32) {
-        let report = Rc::new(self.pylons[b as usize].report());
+        let report = self.reports.len() as u32;
+        self.reports.push(Rc::new(self.pylons[b as usize].report()));
         let topo = &self.s.topology;
         let from = topo.backends[b as usize].region;
         let relay = from_ms(topo.stats_relay_ms);
@@ -532,7 +537,7 @@ impl<'a> Sim<'a> {
                 Event::StatsArrive {
                     backend: b,
                     router: r as u32,
-                    report: Rc::clone(&report),
+                    report,
                 },
             );
         }
