@@ -31,6 +31,10 @@ impl LegacyBandWalk {
         }
     }
 
+    pub(crate) fn ranker(&self) -> &Ranker {
+        &self.ranker
+    }
+
     pub fn decide(
         &self,
         request: &Request<'_>,

@@ -172,6 +172,35 @@ impl Balancer {
     }
 }
 
+impl Balancer {
+    /// The candidates this instance prefers for the request's affinity key
+    /// (positions, best first): the whole Pulsar ranking for pulsar,
+    /// pulsar-wait-and-widen and the legacy band walk; the ring group for
+    /// wait-and-widen with affinity on; `None` otherwise. A read-only query
+    /// through the same caches as `decide`: the simulator's fast mode uses
+    /// it to know which candidates a parked request is waiting for.
+    pub fn affinity_order<'s>(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        scratch: &'s mut Scratch,
+    ) -> Option<&'s [usize]> {
+        let ranker = match &self.kind {
+            Kind::Pulsar(b) => b.ranker(),
+            Kind::PulsarWaitAndWiden(b) => b.ranker(),
+            Kind::LegacyBandWalk(b) => b.ranker(),
+            Kind::WaitAndWiden(b) => {
+                return b
+                    .group(request, clusters, scratch)
+                    .then_some(&scratch.members[..]);
+            }
+            _ => return None,
+        };
+        ranker.rank(request, clusters, scratch);
+        Some(&scratch.ranking)
+    }
+}
+
 /// Whether `id` failed an earlier attempt of this request.
 pub(crate) fn is_excluded(request: &Request<'_>, id: &str) -> bool {
     request.excluded.contains(&id)

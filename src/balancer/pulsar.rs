@@ -19,6 +19,10 @@ impl Pulsar {
         }
     }
 
+    pub(crate) fn ranker(&self) -> &Ranker {
+        &self.ranker
+    }
+
     pub fn decide(
         &self,
         request: &Request<'_>,

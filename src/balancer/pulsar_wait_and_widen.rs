@@ -57,6 +57,10 @@ impl PulsarWaitAndWiden {
         }
     }
 
+    pub(crate) fn ranker(&self) -> &Ranker {
+        &self.ranker
+    }
+
     pub fn decide(
         &self,
         request: &Request<'_>,

@@ -26,6 +26,26 @@ impl WaitAndWiden {
         }
     }
 
+    /// Fills `scratch.members` with the affinity group; false when affinity
+    /// is off for this request (no key, or no group size).
+    pub(crate) fn group(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        scratch: &mut Scratch,
+    ) -> bool {
+        match (
+            request.cache_affinity_key,
+            self.settings.cache_affinity_backend_selection_count,
+        ) {
+            (Some(key), Some(k)) if k > 0 => {
+                self.ring.group(request, clusters, key, k, scratch);
+                true
+            }
+            _ => false,
+        }
+    }
+
     pub fn decide(
         &self,
         request: &Request<'_>,
@@ -55,15 +75,10 @@ impl WaitAndWiden {
             scratch.members.extend(0..clusters.len());
         };
 
-        let group_size = match (
-            request.cache_affinity_key,
-            s.cache_affinity_backend_selection_count,
-        ) {
-            (Some(key), Some(k)) if k > 0 => {
-                self.ring.group(request, clusters, key, k, scratch);
-                scratch.members.len()
-            }
-            _ => 0,
+        let group_size = if self.group(request, clusters, scratch) {
+            scratch.members.len()
+        } else {
+            0
         };
         if group_size == 0 {
             // B: affinity not active.

@@ -4,6 +4,7 @@
 
 use crate::diag::Report;
 use crate::render::human::{self, Style};
+use crate::sim::park::WaitMode;
 use crate::sim::scenario::{self, Prepared};
 use crate::sim::{output, plot, sweep};
 use std::io::{IsTerminal, Write};
@@ -39,9 +40,11 @@ pub struct RunArgs {
     /// Replaces the scenario's seeds with this one.
     #[arg(long)]
     pub rng_seed: Option<u64>,
-    /// Waiting model; only `faithful` (polling) is implemented.
-    #[arg(long, default_value = "faithful", value_parser = ["faithful"])]
-    pub mode: String,
+    /// Waiting model: `faithful` polls as a real router, `fast` parks
+    /// waiting requests until a wait ends or the view changes. Default:
+    /// `fast` with `--quick`, `faithful` otherwise.
+    #[arg(long, value_parser = ["faithful", "fast"])]
+    pub mode: Option<String>,
 }
 
 /// Runs `routex sim`; returns the exit code (0 ok, 1 invalid scenario,
@@ -94,6 +97,11 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
     if let Some(seed) = a.rng_seed {
         prepared.only_seed(seed);
     }
+    prepared.settings.mode = match a.mode.as_deref().and_then(WaitMode::parse) {
+        Some(mode) => mode,
+        None if a.quick => WaitMode::Fast,
+        None => WaitMode::Faithful,
+    };
     Ok(prepared)
 }
 
@@ -134,12 +142,13 @@ fn run_scenario(a: &RunArgs) -> i32 {
     let events: u64 = runs.iter().map(|r| r.result.stats.events).sum();
     let _ = writeln!(
         stdout,
-        "{} runs, {requests} simulated requests ({decisions} decisions, {events} events) in {wall:.1} s wall ({:.0} requests/s)",
+        "{} runs ({} mode), {requests} simulated requests ({decisions} decisions, {events} events) in {wall:.1} s wall ({:.0} requests/s)",
         runs.len(),
+        prepared.settings.mode.name(),
         requests as f64 / wall.max(1e-9)
     );
     match &a.out {
-        Some(dir) => match write_outputs(dir, &prepared, &a.mode, &runs) {
+        Some(dir) => match write_outputs(dir, &prepared, prepared.settings.mode.name(), &runs) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("routex sim: cannot write to {}: {e}", dir.display());

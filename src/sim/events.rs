@@ -14,6 +14,12 @@ pub enum Event {
     /// The next planned request arrives at its router.
     Arrive(ReqId),
     RouteAttempt(ReqId),
+    /// Fast mode: the end of a park (the wait is over or the max-wait
+    /// deadline came); stale when `token` is not the request's current park.
+    Unpark {
+        req: ReqId,
+        token: u32,
+    },
     /// The dispatched request reaches its backend. A request has at most one
     /// dispatch in flight, so its reservation id and expected queue time
     /// live in the request's state, which keeps events small.

@@ -14,6 +14,7 @@ pub mod events;
 pub mod kv;
 pub mod metrics;
 pub mod output;
+pub mod park;
 pub mod plot;
 pub mod policy;
 pub mod pylon;

@@ -2,10 +2,11 @@
 //! routex, or the built-in `legacy-band-walk` baseline. Either way the
 //! decision comes from the balancer core; nothing here decides.
 
-use crate::balancer::Balancer;
+use crate::balancer::{open_prefix, Balancer};
 use crate::check;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::{Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
+use std::time::Duration;
 
 /// The name of the built-in baseline.
 pub const LEGACY: &str = "legacy-band-walk";
@@ -45,6 +46,32 @@ impl PolicyKind {
         }
     }
 
+    pub fn wake_rule(&self) -> WakeRule {
+        let all = |capacity_limit| WakeRule {
+            capacity_limit,
+            prefix: Prefix::All,
+        };
+        match self {
+            PolicyKind::Legacy { settings, .. } => all(settings.bucket.max_queued),
+            PolicyKind::Core(p) => match &p.settings {
+                Settings::PulsarWaitAndWiden(w) => WakeRule {
+                    capacity_limit: w.bucket.max_queued.max(w.fallback_max_queued),
+                    prefix: Prefix::Bands(Bands {
+                        k: usize::try_from(w.cache_affinity_backend_selection_count.max(1))
+                            .unwrap_or(usize::MAX),
+                        wait_ms: w.cache_affinity_wait_ms,
+                        interval_ms: w.band_widen_interval_ms,
+                    }),
+                },
+                Settings::WaitAndWiden(w) => WakeRule {
+                    capacity_limit: w.bucket.max_queued,
+                    prefix: Prefix::GroupUntil(w.cache_affinity_wait_ms),
+                },
+                _ => all(u64::MAX),
+            },
+        }
+    }
+
     /// Whether the policy walks Pulsar bands (PWW or the legacy baseline).
     pub fn is_band_walk(&self) -> bool {
         match self {
@@ -64,6 +91,53 @@ impl PolicyKind {
             PolicyKind::Legacy { settings, .. } => &settings.bucket,
         };
         (b.max_queue_time_floor_ms, b.max_queue_time_ceil_ms)
+    }
+}
+
+/// Which view changes wake a request parked in fast mode (simulator.md
+/// A11.2): a change of a backend in the request's candidate prefix that
+/// now passes `has_capacity(capacity_limit)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WakeRule {
+    /// max(max_queued, fallback_max_queued); `u64::MAX` for policies
+    /// without a capacity gate.
+    pub capacity_limit: u64,
+    pub prefix: Prefix,
+}
+
+/// A parked request's candidate prefix, over the core's affinity order
+/// (`Balancer::affinity_order`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Prefix {
+    /// Every candidate (the legacy walk tries every band at once).
+    All,
+    /// pulsar-wait-and-widen: the ranking's first k ranks before X, the
+    /// open prefix after it.
+    Bands(Bands),
+    /// wait-and-widen: the ring group before X (ms), every candidate after.
+    GroupUntil(u64),
+}
+
+/// The band schedule of pulsar-wait-and-widen (ref 3.8.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bands {
+    pub k: usize,
+    pub wait_ms: u64,
+    pub interval_ms: u64,
+}
+
+impl Bands {
+    /// The number of leading ranks open `elapsed` after arrival.
+    pub fn open_ranks(self, ranked: usize, elapsed: Duration) -> usize {
+        let bands = self;
+        let x = Duration::from_millis(bands.wait_ms);
+        match elapsed.checked_sub(x) {
+            None => bands.k.min(ranked),
+            Some(w) => {
+                let interval = Duration::from_millis(bands.interval_ms);
+                open_prefix(bands.k, ranked, interval, w).0
+            }
+        }
     }
 }
 

@@ -5,20 +5,23 @@
 use super::engine::{Engine, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
 use super::metrics::{self, Bin, Outcome, Record, RunDiagnostics, RunMetrics};
-use super::policy::PolicyKind;
+use super::park::{bit, ParkingLot, WaitMode};
+use super::policy::{PolicyKind, Prefix, WakeRule};
 use super::pylon::{Pylon, PylonConfig, StatsReport};
 use super::rng::{stream, Stream};
 use super::time::{from_ms, from_secs, one_way, to_duration, Micros};
 use super::topology::Topology;
 use super::views::RouterView;
-use super::wait::{after_decision, Step};
+use super::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use super::workload::{self, Plan, PlanShape, WorkloadSpec};
-use crate::balancer::{Balancer, Request, Scratch};
+use crate::balancer::estimate::has_capacity;
+use crate::balancer::{Balancer, ClusterSnapshot, Request, Scratch};
 use crate::router::WaitLoop;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::rc::Rc;
+use std::time::Duration;
 
 /// Everything a run needs besides the policy, rate and seed.
 #[derive(Clone, Debug)]
@@ -38,6 +41,8 @@ pub struct SimSettings {
     pub workload: WorkloadSpec,
     pub warmup_s: f64,
     pub measure_s: f64,
+    /// Polling (faithful) or parking (fast) between decisions (A11).
+    pub mode: WaitMode,
 }
 
 /// Counters of the run itself, for performance reports and invariants.
@@ -140,6 +145,11 @@ struct Sim<'a> {
     next_reservation: u64,
     stats: RunStats,
     slots_in_use: u64,
+    /// Fast mode only: parked requests, which view changes wake them, and a
+    /// reusable list of the woken.
+    lot: ParkingLot,
+    wake_rule: WakeRule,
+    woken: Vec<ReqId>,
 }
 
 /// Runs one (policy, rate, seed).
@@ -214,6 +224,16 @@ impl<'a> Sim<'a> {
             next_reservation: 0,
             stats: RunStats::default(),
             slots_in_use: 0,
+            lot: ParkingLot::new(
+                if s.mode == WaitMode::Fast {
+                    topo.routers.len()
+                } else {
+                    0
+                },
+                if s.mode == WaitMode::Fast { n } else { 0 },
+            ),
+            wake_rule: policy.wake_rule(),
+            woken: Vec::new(),
         }
     }
 
@@ -262,6 +282,11 @@ impl<'a> Sim<'a> {
         match event {
             Event::Arrive(i) => self.arrive(i),
             Event::RouteAttempt(i) => self.route(i),
+            Event::Unpark { req, token } => {
+                if self.lot.take(req, token) {
+                    self.route(req);
+                }
+            }
             Event::BackendReceive(i) => self.receive(i),
             Event::MismatchReturn(i) => self.mismatch_return(i),
             Event::PrefillDone(i) => self.prefill_done(i),
@@ -276,6 +301,7 @@ impl<'a> Sim<'a> {
                 let report = &self.reports[report as usize];
                 if let Some(v) = self.views.get_mut(router as usize) {
                     v.stats_arrive(backend as usize, Rc::clone(report));
+                    self.view_changed(router as usize, backend as usize);
                 }
             }
         }
@@ -349,6 +375,30 @@ impl<'a> Sim<'a> {
             &mut self.scratch,
         );
         let elapsed = self.now - p.arrival;
+        if self.s.mode == WaitMode::Fast {
+            let step = fast_after_decision(&self.wait, decision, elapsed, &mut self.infra);
+            let mask = match step {
+                FastStep::Park(_) => wake_mask(
+                    self.wake_rule,
+                    &self.balancers[router],
+                    self.views[router].snapshots(),
+                    &request,
+                    &mut self.scratch,
+                ),
+                _ => 0,
+            };
+            return match step {
+                FastStep::Dispatch(choice) if choice.index < backends => {
+                    self.dispatch(i, choice.index, choice.rank_depth)
+                }
+                FastStep::Dispatch(_) | FastStep::GiveUp => self.resolve(i, Outcome::NoRoute),
+                FastStep::Park(us) => {
+                    let token = self.lot.park(router, i, mask);
+                    self.queue
+                        .push(self.now + us, Event::Unpark { req: i, token });
+                }
+            };
+        }
         match after_decision(&self.wait, decision, elapsed, &mut self.infra) {
             Step::Dispatch(choice) if choice.index < backends => {
                 self.dispatch(i, choice.index, choice.rank_depth)
@@ -356,6 +406,35 @@ impl<'a> Sim<'a> {
             Step::Dispatch(_) | Step::GiveUp => self.resolve(i, Outcome::NoRoute),
             Step::SleepFor(us) => self.queue.push(self.now + us, Event::RouteAttempt(i)),
         }
+    }
+
+    /// Fast mode: router r's view of backend b changed (stats arrived or a
+    /// reservation was removed). If b now has room under the policy's
+    /// limit, the requests parked for it re-decide after a generic retry
+    /// sleep of the routing loop.
+    fn view_changed(&mut self, router: usize, backend: usize) {
+        if self.s.mode != WaitMode::Fast {
+            return;
+        }
+        let Some(c) = self.views[router].snapshots().get(backend) else {
+            return;
+        };
+        if !has_capacity(c, self.wake_rule.capacity_limit) {
+            return;
+        }
+        let mut woken = std::mem::take(&mut self.woken);
+        woken.clear();
+        self.lot.wake(router, backend, &mut woken);
+        for &i in &woken {
+            let elapsed = self.now - self.plan.requests[i as usize].arrival;
+            let at = match retry(&self.wait, elapsed, &mut self.infra) {
+                Step::SleepFor(us) => self.now + us,
+                // The budget is spent: the last decision happens now.
+                Step::Dispatch(_) | Step::GiveUp => self.now,
+            };
+            self.queue.push(at, Event::RouteAttempt(i));
+        }
+        self.woken = woken;
     }
 
     fn dispatch(&mut self, i: ReqId, backend: usize, rank_depth: u32) {
@@ -403,7 +482,9 @@ impl<'a> Sim<'a> {
         let idx = i as usize;
         let router = self.plan.requests[idx].router as usize;
         let (backend, reservation) = (self.reqs[idx].backend, self.reqs[idx].reservation);
-        self.views[router].unreserve(backend as usize, reservation);
+        if self.views[router].unreserve(backend as usize, reservation) {
+            self.view_changed(router, backend as usize);
+        }
         if self.reqs[idx].outcome.is_some() {
             return;
         }
@@ -591,4 +672,35 @@ impl<'a> Sim<'a> {
             stats: self.stats,
         }
     }
+}
+
+/// Fast mode: the backends whose change can wake this request, its
+/// candidate prefix less its excluded backends (A11.2).
+fn wake_mask(
+    rule: WakeRule,
+    balancer: &Balancer,
+    snapshots: &[ClusterSnapshot],
+    request: &Request<'_>,
+    scratch: &mut Scratch,
+) -> u64 {
+    let excluded: u64 = snapshots
+        .iter()
+        .enumerate()
+        // Past bit 63 backends share a bit: never clear it for one of them.
+        .filter(|(b, c)| *b < 63 && request.excluded.contains(&c.id.as_str()))
+        .fold(0, |m, (b, _)| m | bit(b));
+    let open = match rule.prefix {
+        Prefix::All => return !excluded,
+        Prefix::GroupUntil(x) if request.elapsed >= Duration::from_millis(x) => return !excluded,
+        Prefix::Bands(_) | Prefix::GroupUntil(_) => {
+            let Some(order) = balancer.affinity_order(request, snapshots, scratch) else {
+                return !excluded;
+            };
+            match rule.prefix {
+                Prefix::Bands(bands) => &order[..bands.open_ranks(order.len(), request.elapsed)],
+                _ => order,
+            }
+        }
+    };
+    open.iter().fold(0, |m, &b| m | bit(b)) & !excluded
 }

@@ -3,6 +3,7 @@
 //! text where practical; unknown fields are rejected.
 
 use super::engine::EngineParams;
+use super::park::WaitMode;
 use super::policy::{self, PolicyKind};
 use super::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
 use super::run::SimSettings;
@@ -204,6 +205,7 @@ fn settings(f: &ScenarioFile) -> SimSettings {
         workload: f.workload.clone(),
         warmup_s: f.warmup_s,
         measure_s: f.measure_s,
+        mode: WaitMode::Faithful,
     }
 }
 

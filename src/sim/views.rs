@@ -94,13 +94,14 @@ impl RouterView {
         self.refresh(backend);
     }
 
-    /// Removes a reservation by id; a no-op if a stats arrival cleared it.
-    pub fn unreserve(&mut self, backend: usize, id: u64) {
+    /// Removes a reservation by id; a no-op (false) if a stats arrival
+    /// cleared it.
+    pub fn unreserve(&mut self, backend: usize, id: u64) -> bool {
         let Some(res) = self.res.get_mut(backend) else {
-            return;
+            return false;
         };
         let Some(i) = res.list.iter().position(|&(r, _)| r == id) else {
-            return;
+            return false;
         };
         res.list.swap_remove(i);
         // Recompute from the list: removal cannot undo an invalid-tps clear
@@ -111,6 +112,7 @@ impl RouterView {
             queue_ms(n, tps).map(|ms| acc.saturating_add(ms))
         });
         self.refresh(backend);
+        true
     }
 
     /// The expected queue time the router sends with a dispatch (ref 3.1 for

@@ -5,6 +5,7 @@ mod calibration_policies;
 mod cli;
 mod core;
 mod determinism;
+mod fast;
 mod invariants;
 mod scenario;
 mod support;
