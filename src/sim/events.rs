@@ -30,6 +30,8 @@ pub enum Event {
     FirstToken(ReqId),
     Complete(ReqId),
     Heartbeat(u32),
+    /// A change-driven publication of this backend's stats (off by default).
+    Publish(u32),
     /// `report` indexes the run's list of published reports.
     StatsArrive {
         backend: u32,

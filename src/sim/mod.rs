@@ -17,6 +17,7 @@ pub mod output;
 pub mod park;
 pub mod plot;
 pub mod policy;
+pub mod publish;
 pub mod pylon;
 pub mod rng;
 pub mod run;

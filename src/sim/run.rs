@@ -7,6 +7,7 @@ use super::events::{Event, EventQueue, ReqId};
 use super::metrics::{self, Bin, Outcome, Record, RunDiagnostics, RunMetrics};
 use super::park::{bit, ParkingLot, WaitMode};
 use super::policy::{PolicyKind, Prefix, WakeRule};
+use super::publish::Coalescer;
 use super::pylon::{Pylon, PylonConfig, StatsReport};
 use super::rng::{stream, Stream};
 use super::time::{from_ms, from_secs, one_way, to_duration, Micros};
@@ -30,6 +31,8 @@ pub struct SimSettings {
     pub engine: EngineParams,
     pub pylon: PylonConfig,
     pub heartbeat_us: Micros,
+    /// Change-driven publishing's coalescing interval; `None` = off.
+    pub coalesce_us: Option<Micros>,
     pub max_retries: u32,
     pub routing_key: String,
     pub model: String,
@@ -51,6 +54,8 @@ pub struct RunStats {
     pub requests: u64,
     pub events: u64,
     pub decisions: u64,
+    /// Change-driven publications (each sent to every router).
+    pub publications: u64,
     /// ∫ slots in use dt, and Σ slot holding times (Little's law check).
     pub slot_area_us: u128,
     pub slot_holding_us: u128,
@@ -150,6 +155,8 @@ struct Sim<'a> {
     lot: ParkingLot,
     wake_rule: WakeRule,
     woken: Vec<ReqId>,
+    /// Per backend, when change-driven publishing is on.
+    coalescers: Vec<Coalescer>,
 }
 
 /// Runs one (policy, rate, seed).
@@ -234,6 +241,10 @@ impl<'a> Sim<'a> {
             ),
             wake_rule: policy.wake_rule(),
             woken: Vec::new(),
+            coalescers: match s.coalesce_us {
+                Some(interval) => vec![Coalescer::new(interval); topo.backends.len()],
+                None => Vec::new(),
+            },
         }
     }
 
@@ -293,6 +304,13 @@ impl<'a> Sim<'a> {
             Event::FirstToken(i) => self.first_token(i),
             Event::Complete(i) => self.complete(i),
             Event::Heartbeat(b) => self.heartbeat(b),
+            Event::Publish(b) => {
+                if let Some(c) = self.coalescers.get_mut(b as usize) {
+                    c.published(self.now);
+                }
+                self.stats.publications += 1;
+                self.publish(b);
+            }
             Event::StatsArrive {
                 backend,
                 router,
@@ -469,6 +487,7 @@ impl<'a> Sim<'a> {
             return;
         }
         self.pylons[b].accept(p.input);
+        self.pylon_changed(b);
         let st = &mut self.reqs[idx];
         st.received_at = self.now;
         if self.engines[b].admit(i) {
@@ -547,6 +566,7 @@ impl<'a> Sim<'a> {
                 .engine
                 .decode_us(self.plan.output_tokens, p.decode_tps);
         self.queue.push(at, Event::Complete(i));
+        self.pylon_changed(b);
     }
 
     fn complete(&mut self, i: ReqId) {
@@ -557,6 +577,7 @@ impl<'a> Sim<'a> {
         let p = self.plan.requests[idx];
         let b = self.reqs[idx].backend as usize;
         self.pylons[b].release_output(p.input);
+        self.pylon_changed(b);
         self.free_slot(i);
         let client_done = self.now + self.one_way[p.router as usize][b];
         // A completion after the client gave up is left to the timeout.
@@ -601,11 +622,27 @@ impl<'a> Sim<'a> {
                 self.pylons[b].release_output(input);
                 self.free_slot(i);
             }
-            Phase::Routing | Phase::Done => {}
+            Phase::Routing | Phase::Done => return,
         }
+        self.pylon_changed(b);
     }
 
     fn heartbeat(&mut self, b: u32) {
+        self.publish(b);
+        self.queue
+            .push(self.now + self.s.heartbeat_us.max(1), Event::Heartbeat(b));
+    }
+
+    /// Change-driven publishing: backend b's Pylon state changed now.
+    fn pylon_changed(&mut self, b: usize) {
+        if let Some(at) = self.coalescers.get_mut(b).and_then(|c| c.changed(self.now)) {
+            self.queue.push(at, Event::Publish(b as u32));
+        }
+    }
+
+    /// Takes backend b's stats report and sends it to every router, after
+    /// the one-way delay plus the relay delay.
+    fn publish(&mut self, b: u32) {
         let report = self.reports.len() as u32;
         self.reports.push(Rc::new(self.pylons[b as usize].report()));
         let topo = &self.s.topology;
@@ -622,8 +659,6 @@ impl<'a> Sim<'a> {
                 },
             );
         }
-        self.queue
-            .push(self.now + self.s.heartbeat_us.max(1), Event::Heartbeat(b));
     }
 
     fn finish(mut self, from: Micros, to: Micros) -> RunResult {

@@ -44,7 +44,8 @@ pub struct ScenarioFile {
 #[serde(deny_unknown_fields)]
 pub struct PylonSpec {
     pub heartbeat_ms: u64,
-    /// Change-driven publishing (A14); only `null` is supported.
+    /// Change-driven publishing (A2 `Publish`, A14): at most one extra
+    /// publication per this many ms after state changes; `null` = off.
     #[serde(default)]
     pub coalesce_ms: Option<u64>,
     pub input_tps: InputTpsSpec,
@@ -195,6 +196,7 @@ fn settings(f: &ScenarioFile) -> SimSettings {
             }),
         },
         heartbeat_us: p.heartbeat_ms * US_PER_MS,
+        coalesce_us: p.coalesce_ms.map(|ms| ms.saturating_mul(US_PER_MS)),
         max_retries: f.router.max_retries,
         routing_key: f.router.routing_key.clone(),
         model: f.router.model.clone(),
@@ -358,12 +360,6 @@ fn validate_numbers(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) 
     let p = &f.pylon;
     if p.heartbeat_ms == 0 {
         err("heartbeat_ms", "`heartbeat_ms` must be > 0".into());
-    }
-    if p.coalesce_ms.is_some() {
-        err(
-            "coalesce_ms",
-            "change-driven publishing (`coalesce_ms`) is not implemented; use null".into(),
-        );
     }
     if !positive(p.input_tps.initial)
         || p.input_tps.window == 0

@@ -7,5 +7,6 @@ mod core;
 mod determinism;
 mod fast;
 mod invariants;
+mod publish;
 mod scenario;
 mod support;
