@@ -9,4 +9,5 @@ mod fast;
 mod invariants;
 mod publish;
 mod scenario;
+mod snapshots;
 mod support;
