@@ -75,7 +75,7 @@ impl Reader<'_> {
                             .with_help("move it into a `models` entry"),
                         );
                         // Parsed, so its errors still fail start-up.
-                        let _ = self.request_algorithms(&m.value);
+                        let _ = self.request_algorithms(&m.value, None);
                     }
                 }
                 key => match Field::from_name(key) {
@@ -260,6 +260,19 @@ impl Reader<'_> {
                 f.cache_affinity_backend_selection_count,
                 "is treated as 1",
             );
+            // Accepted for compatibility with wait-and-widen entries, read
+            // by nothing: PWW ranks with Pulsar, not a hash ring (3.8.1).
+            if let Some(span) = span_of(Field::CacheAffinityVirtualNodes) {
+                self.push(
+                    Diagnostic::new(
+                        Code::IgnoredField,
+                        span,
+                        "cache_affinity_virtual_nodes is accepted and ignored by \
+                         pulsar-wait-and-widen, which ranks with Pulsar instead of a hash ring",
+                    )
+                    .with_help("remove the field"),
+                );
+            }
         }
         let floor = span_of(Field::MaxQueueTimeFloorMs);
         let ceil = span_of(Field::MaxQueueTimeCeilMs);
