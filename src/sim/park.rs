@@ -2,10 +2,14 @@
 //! be routed now is parked until its wait ends, its max-wait deadline
 //! passes, or a view change at its router may have made room for it.
 //!
-//! This module keeps the parked requests; `run` decides when to park and
-//! what a wake does, through the router's own routing loop.
+//! This module keeps the parked requests and says which backends can wake
+//! one; `run` decides when to park and what a wake does, through the
+//! router's own routing loop.
 
 use super::events::ReqId;
+use super::policy::{Prefix, WakeRule};
+use crate::balancer::{Balancer, ClusterSnapshot, Request, Scratch};
+use std::time::Duration;
 
 /// How a router waits between decisions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -128,6 +132,37 @@ impl ParkingLot {
                 .count()
         })
     }
+}
+
+/// Fast mode: the backends whose change can wake this request, its
+/// candidate prefix less its excluded backends (A11.2).
+pub fn wake_mask(
+    rule: WakeRule,
+    balancer: &Balancer,
+    snapshots: &[ClusterSnapshot],
+    request: &Request<'_>,
+    scratch: &mut Scratch,
+) -> u64 {
+    let excluded: u64 = snapshots
+        .iter()
+        .enumerate()
+        // Past bit 63 backends share a bit: never clear it for one of them.
+        .filter(|(b, c)| *b < 63 && request.excluded.contains(&c.id.as_str()))
+        .fold(0, |m, (b, _)| m | bit(b));
+    let open = match rule.prefix {
+        Prefix::All => return !excluded,
+        Prefix::GroupUntil(x) if request.elapsed >= Duration::from_millis(x) => return !excluded,
+        Prefix::Bands(_) | Prefix::GroupUntil(_) => {
+            let Some(order) = balancer.affinity_order(request, snapshots, scratch) else {
+                return !excluded;
+            };
+            match rule.prefix {
+                Prefix::Bands(bands) => &order[..bands.open_ranks(order.len(), request.elapsed)],
+                _ => order,
+            }
+        }
+    };
+    open.iter().fold(0, |m, &b| m | bit(b)) & !excluded
 }
 
 #[cfg(test)]

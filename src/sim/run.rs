@@ -5,8 +5,8 @@
 use super::engine::{Engine, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
 use super::metrics::{self, Bin, Outcome, Record, RunDiagnostics, RunMetrics};
-use super::park::{bit, ParkingLot, WaitMode};
-use super::policy::{PolicyKind, Prefix, WakeRule};
+use super::park::{wake_mask, ParkingLot, WaitMode};
+use super::policy::{PolicyKind, WakeRule};
 use super::publish::Coalescer;
 use super::pylon::{Pylon, PylonConfig, StatsReport};
 use super::rng::{stream, Stream};
@@ -16,13 +16,12 @@ use super::views::RouterView;
 use super::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use super::workload::{self, Plan, PlanShape, WorkloadSpec};
 use crate::balancer::estimate::has_capacity;
-use crate::balancer::{Balancer, ClusterSnapshot, Request, Scratch};
+use crate::balancer::{Balancer, Request, Scratch};
 use crate::router::WaitLoop;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::time::Duration;
 
 /// Everything a run needs besides the policy, rate and seed.
 #[derive(Clone, Debug)]
@@ -707,35 +706,4 @@ impl<'a> Sim<'a> {
             stats: self.stats,
         }
     }
-}
-
-/// Fast mode: the backends whose change can wake this request, its
-/// candidate prefix less its excluded backends (A11.2).
-fn wake_mask(
-    rule: WakeRule,
-    balancer: &Balancer,
-    snapshots: &[ClusterSnapshot],
-    request: &Request<'_>,
-    scratch: &mut Scratch,
-) -> u64 {
-    let excluded: u64 = snapshots
-        .iter()
-        .enumerate()
-        // Past bit 63 backends share a bit: never clear it for one of them.
-        .filter(|(b, c)| *b < 63 && request.excluded.contains(&c.id.as_str()))
-        .fold(0, |m, (b, _)| m | bit(b));
-    let open = match rule.prefix {
-        Prefix::All => return !excluded,
-        Prefix::GroupUntil(x) if request.elapsed >= Duration::from_millis(x) => return !excluded,
-        Prefix::Bands(_) | Prefix::GroupUntil(_) => {
-            let Some(order) = balancer.affinity_order(request, snapshots, scratch) else {
-                return !excluded;
-            };
-            match rule.prefix {
-                Prefix::Bands(bands) => &order[..bands.open_ranks(order.len(), request.elapsed)],
-                _ => order,
-            }
-        }
-    };
-    open.iter().fold(0, |m, &b| m | bit(b)) & !excluded
 }
