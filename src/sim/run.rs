@@ -230,14 +230,10 @@ impl<'a> Sim<'a> {
             next_reservation: 0,
             stats: RunStats::default(),
             slots_in_use: 0,
-            lot: ParkingLot::new(
-                if s.mode == WaitMode::Fast {
-                    topo.routers.len()
-                } else {
-                    0
-                },
-                if s.mode == WaitMode::Fast { n } else { 0 },
-            ),
+            lot: match s.mode {
+                WaitMode::Fast => ParkingLot::new(topo.routers.len(), n),
+                WaitMode::Faithful => ParkingLot::default(),
+            },
             wake_rule: policy.wake_rule(),
             woken: Vec::new(),
             coalescers: match s.coalesce_us {
