@@ -62,7 +62,7 @@ fn fast_matches_faithful_on_a_short_overloaded_scenario() {
 }
 
 #[test]
-fn quick_runs_default_to_fast_mode_and_say_so() {
+fn quick_runs_default_to_fast_mode_unless_told() {
     use routex::cli::sim::{prepare, RunArgs};
     let args = |quick, mode: Option<&str>| RunArgs {
         scenario: None,
