@@ -105,7 +105,7 @@ impl<B: Engine> Router<B> {
             .unwrap_or_else(PoisonError::into_inner);
         while self.entries.load(Ordering::Relaxed) > self.options.cache_capacity as u64 {
             let victim = {
-                let targets = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+                let targets = self.targets.read();
                 targets
                     .values()
                     .filter(|t| !Arc::ptr_eq(t, keep) && t.read().entry.is_some())
@@ -124,16 +124,18 @@ impl<B: Engine> Router<B> {
     pub fn maintenance(&self) -> usize {
         let now = self.options.clock.now();
         let targets: Vec<_> = {
-            let map = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+            let map = self.targets.read();
             map.values().cloned().collect()
         };
         let mut expired = 0;
+        let idle = self.options.idle_timeout;
         for target in targets {
+            // Checked under the read side first: a write locks every stripe.
+            if target.read().entry.is_none() || !target.idle_expired(now, idle) {
+                continue;
+            }
             let mut slot = target.write();
-            if slot.entry.is_some()
-                && target.idle_expired(now, self.options.idle_timeout)
-                && slot.forget_entry()
-            {
+            if slot.entry.is_some() && target.idle_expired(now, idle) && slot.forget_entry() {
                 self.entries.fetch_sub(1, Ordering::Relaxed);
                 expired += 1;
             }

@@ -89,17 +89,37 @@ impl<B: Engine> Resolved<B> {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Result<Decision, Rejection> {
-        let request = Request {
-            routing_key: non_blank(request.routing_key),
-            cache_affinity_key: non_blank(request.cache_affinity_key),
-            ..request.clone()
-        };
-        let policy = &self.definition.policy;
-        admission::check_affinity_key(policy, &request)?;
-        check_candidates(&request, clusters)?;
-        admission::check_input_work(policy, &request, clusters)?;
-        Ok(self.instance.decide(&request, clusters, rng, scratch))
+        decide(
+            &self.definition,
+            &*self.instance,
+            request,
+            clusters,
+            rng,
+            scratch,
+        )
     }
+}
+
+/// [`Resolved::decide`] on borrowed parts: blank keys count as absent, then
+/// admission, candidates and the balancer.
+pub(super) fn decide<B: Engine>(
+    definition: &Definition,
+    instance: &B,
+    request: &Request<'_>,
+    clusters: &[ClusterSnapshot],
+    rng: &mut dyn RngCore,
+    scratch: &mut Scratch,
+) -> Result<Decision, Rejection> {
+    let request = Request {
+        routing_key: non_blank(request.routing_key),
+        cache_affinity_key: non_blank(request.cache_affinity_key),
+        ..request.clone()
+    };
+    let policy = &definition.policy;
+    admission::check_affinity_key(policy, &request)?;
+    check_candidates(&request, clusters)?;
+    admission::check_input_work(policy, &request, clusters)?;
+    Ok(instance.decide(&request, clusters, rng, scratch))
 }
 
 pub(super) fn non_blank(value: Option<&str>) -> Option<&str> {
