@@ -70,6 +70,8 @@ pub enum Code {
     FloorAboveCeil,
     IncompleteQueueSlo,
     NormalisedValue,
+    ShadowedAllow,
+    IgnoredField,
     // --- routex: output form ---
     NotRepresentableInHeader,
     NotRepresentableInRouteFile,
@@ -103,6 +105,8 @@ impl Code {
         Code::FloorAboveCeil,
         Code::IncompleteQueueSlo,
         Code::NormalisedValue,
+        Code::ShadowedAllow,
+        Code::IgnoredField,
         Code::NotRepresentableInHeader,
         Code::NotRepresentableInRouteFile,
     ];
@@ -136,6 +140,8 @@ impl Code {
             Code::FloorAboveCeil => "floor_above_ceil",
             Code::IncompleteQueueSlo => "incomplete_queue_slo",
             Code::NormalisedValue => "normalised_value",
+            Code::ShadowedAllow => "shadowed_allow",
+            Code::IgnoredField => "ignored_field",
             Code::NotRepresentableInHeader => "not_representable_in_header",
             Code::NotRepresentableInRouteFile => "not_representable_in_route_file",
         }
@@ -164,6 +170,8 @@ impl Code {
             | Code::FloorAboveCeil
             | Code::IncompleteQueueSlo
             | Code::NormalisedValue
+            | Code::ShadowedAllow
+            | Code::IgnoredField
             | Code::DuplicateRequestAlgorithm
             | Code::IgnoredRequestAlgorithms => Severity::Warning,
             _ => Severity::Error,
@@ -209,6 +217,10 @@ impl Code {
             Code::FloorAboveCeil => "the queue-time floor is above the ceiling",
             Code::IncompleteQueueSlo => "only one queue-time bound is set, so the queue SLO is off",
             Code::NormalisedValue => "stargate silently replaces this value",
+            Code::ShadowedAllow => {
+                "a model allows its own algorithm: its configuration always wins"
+            }
+            Code::IgnoredField => "stargate accepts the field but the algorithm ignores it",
             Code::NotRepresentableInHeader => "the value cannot be written in header form",
             Code::NotRepresentableInRouteFile => {
                 "an lb-config.json value that a strict route-file expression refuses"

@@ -102,8 +102,8 @@ pub fn check_expr(
         }
     };
     let mut config = base.clone();
-    let mut set_by_expression = Vec::new();
-    let mut set_args: Vec<(Field, &Arg)> = Vec::new();
+    let mut set_by_expression = Vec::with_capacity(expr.args.len());
+    let mut set_args: Vec<(Field, &Arg)> = Vec::with_capacity(expr.args.len());
     for arg in &expr.args {
         if let Some((field, value)) = check_arg(arg, alg, context, diags) {
             set(&mut config.fields, field, value);

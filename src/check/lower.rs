@@ -1,7 +1,7 @@
 //! The start-up builder: configured fields -> resolved policy, with the
 //! defaults and normalisations of reference-behaviour.md 3.6.1, 3.8.2 and 4.3.
 
-use super::schema::{configured, Field};
+use super::schema::{configured, configured_iter, Field};
 use crate::ir::{
     Admission, Algorithm, AlgorithmConfig, BucketSettings, FieldSet, Policy, PowerOfNSettings,
     PulsarSettings, PulsarWaitAndWidenSettings, Settings, WaitAndWidenSettings, IR_VERSION,
@@ -11,12 +11,12 @@ use crate::ir::{
 pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
     let alg = config.algorithm;
     let f = &config.fields;
-    let mut unsupported: Vec<&str> = configured(f)
-        .into_iter()
-        .filter(|field| !field.json_algorithms().contains(&alg))
-        .map(Field::name)
-        .collect();
-    if !unsupported.is_empty() {
+    let unsupported = |field: &Field| !field.json_algorithms().contains(&alg);
+    if configured_iter(f).any(|field| unsupported(&field)) {
+        let mut unsupported: Vec<&str> = configured_iter(f)
+            .filter(unsupported)
+            .map(Field::name)
+            .collect();
         unsupported.sort_unstable();
         return Err(format!(
             "{alg} config does not support field(s): {}",

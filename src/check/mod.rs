@@ -16,7 +16,7 @@ use expr::{check_expr, Checked, Context};
 use std::sync::{Arc, LazyLock};
 
 pub use explain::provenance;
-pub use routes::{check_route_ast, check_route_file};
+pub use routes::{check_route_ast, check_route_file, shadowed_allow};
 
 /// The start-up builder: resolves defaults and normalisations of a
 /// configured algorithm (reference-behaviour.md 4.3). The error message
@@ -90,11 +90,13 @@ fn check_text(
     Some((checked, same))
 }
 
-fn definition_of(checked: &Checked, same: Option<Arc<Definition>>) -> Option<Definition> {
+/// The compiled definition; moves the policy out of `checked` (callers
+/// keep `checked` only for provenance, which reads the configurations).
+fn definition_of(checked: &mut Checked, same: Option<Arc<Definition>>) -> Option<Definition> {
     if let Some(d) = same {
         return Some((*d).clone());
     }
-    checked.policy.clone().map(|policy| Definition {
+    checked.policy.take().map(|policy| Definition {
         config: checked.config.clone(),
         policy,
     })
@@ -135,7 +137,7 @@ fn compile_value(
         return Err(Box::new(first.clone()));
     }
     result
-        .and_then(|(checked, same)| definition_of(&checked, same))
+        .and_then(|(mut checked, same)| definition_of(&mut checked, same))
         .ok_or_else(|| {
             Box::new(Diagnostic::new(
                 Code::MalformedExpression,
@@ -199,11 +201,11 @@ fn compile_with_report(
     let table = table.unwrap_or(&PERMISSIVE);
     let mut report = Report::new(source_name, text);
     let result = check_text(text, table, model, false, &mut report.diagnostics);
-    let compiled = result.and_then(|(checked, same)| {
+    let compiled = result.and_then(|(mut checked, same)| {
         if report.diagnostics.iter().any(|d| d.is_error()) {
             return None;
         }
-        let definition = definition_of(&checked, same)?;
+        let definition = definition_of(&mut checked, same)?;
         Some((definition, checked))
     });
     (compiled, report)

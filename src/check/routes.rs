@@ -45,12 +45,27 @@ fn definition(checked: &Checked) -> Option<Arc<Definition>> {
 type Allowed = IndexMap<Algorithm, Option<Arc<Definition>>>;
 
 /// Adds one `allow` to its scope; `duplicate_allow` for a second entry of
-/// one algorithm. `None` inside the map: the entry had errors.
-fn add_allow(out: &mut Allowed, allow: &Allow, scope: &str, diags: &mut Vec<Diagnostic>) {
+/// one algorithm, `shadowed_allow` for the algorithm of the model itself
+/// (`own`), which resolution picks first (reference-behaviour.md 4.4).
+/// `None` inside the map: the entry had errors.
+fn add_allow(
+    out: &mut Allowed,
+    allow: &Allow,
+    scope: &str,
+    own: Option<Algorithm>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let Some(checked) = check_one(&allow.expr, diags) else {
         return;
     };
     let alg = checked.config.algorithm;
+    if own == Some(alg) {
+        diags.push(shadowed_allow(
+            Span::new(allow.span.start, expr_end(&allow.expr)),
+            alg,
+            scope,
+        ));
+    }
     if out.contains_key(&alg) {
         diags.push(
             Diagnostic::new(
@@ -63,6 +78,20 @@ fn add_allow(out: &mut Allowed, allow: &Allow, scope: &str, diags: &mut Vec<Diag
         return;
     }
     out.insert(alg, definition(&checked));
+}
+
+/// The warning for an allowed algorithm that is also the model's own: a
+/// request naming it resolves to the model's configuration, never here.
+pub fn shadowed_allow(span: Span, alg: Algorithm, scope: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::ShadowedAllow,
+        span,
+        format!(
+            "{scope} already uses {alg}: a request naming {alg} gets the model's own \
+             configuration, so this entry is never used"
+        ),
+    )
+    .with_help("remove this entry, or change the model's own configuration instead")
 }
 
 fn complete(map: Allowed) -> Option<IndexMap<Algorithm, Arc<Definition>>> {
@@ -92,7 +121,7 @@ pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<
                 }
                 default = Some(checked.as_ref().and_then(definition));
             }
-            Item::Allow(allow) => add_allow(&mut top, allow, "the top level", diags),
+            Item::Allow(allow) => add_allow(&mut top, allow, "the top level", None, diags),
             Item::Model {
                 id,
                 expr,
@@ -102,8 +131,9 @@ pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<
                 let checked = check_one(expr, diags);
                 let scope = format!("model \"{}\"", id.node);
                 let mut scoped = Allowed::new();
+                let own = checked.as_ref().map(|c| c.config.algorithm);
                 for allow in model_allows {
-                    add_allow(&mut scoped, allow, &scope, diags);
+                    add_allow(&mut scoped, allow, &scope, own, diags);
                 }
                 if models.contains_key(&id.node) {
                     diags.push(

@@ -329,10 +329,21 @@ pub fn set(fields: &mut FieldSet, field: Field, value: Typed) {
 
 /// The fields a field set configures, in declaration order.
 pub fn configured(fields: &FieldSet) -> Vec<Field> {
-    Field::ALL
-        .into_iter()
-        .filter(|f| get(fields, *f).is_some())
-        .collect()
+    configured_iter(fields).collect()
+}
+
+/// The configured fields in schema order, without collecting them (the
+/// builder runs on every expression-cache miss).
+pub fn configured_iter(fields: &FieldSet) -> impl Iterator<Item = Field> + '_ {
+    Field::ALL.into_iter().filter(|f| is_set(fields, *f))
+}
+
+/// Whether `field` is configured; unlike [`get`] it never copies the value.
+pub fn is_set(fields: &FieldSet, field: Field) -> bool {
+    match field {
+        Field::Seed => fields.seed.is_some(),
+        other => get(fields, other).is_some(),
+    }
 }
 
 #[cfg(test)]

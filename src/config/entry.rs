@@ -2,7 +2,7 @@
 //! the unsupported-field rule, the builder, and the warnings for values
 //! stargate normalises or ignores.
 
-use super::json::{is_integer, Json, Member, Node};
+use super::json::{Json, JsonNumber, Member, Node};
 use super::read::{Entry, Place, Reader};
 use crate::check::expr::{floor_above_ceil, no_queue_slo};
 use crate::check::lower::{build_policy, field_of_builder_error};
@@ -75,7 +75,7 @@ impl Reader<'_> {
                             .with_help("move it into a `models` entry"),
                         );
                         // Parsed, so its errors still fail start-up.
-                        let _ = self.request_algorithms(&m.value);
+                        let _ = self.request_algorithms(&m.value, None);
                     }
                 }
                 key => match Field::from_name(key) {
@@ -183,27 +183,31 @@ impl Reader<'_> {
             (Json::String(s), Kind::Weight) => RendezvousWeight::from_name(s)
                 .map(Typed::Weight)
                 .ok_or_else(|| self.unknown_variant(field, node, s)),
-            (Json::Number(n), Kind::Unsigned) if is_integer(n) => match n.parse::<u64>() {
-                Ok(v) => Ok(Typed::Unsigned(v)),
-                Err(_) => Err(Diagnostic::new(
+            (Json::Number(n), _) if !n.parse::<f64>().is_ok_and(f64::is_finite) => {
+                // serde_json refuses a number that overflows f64 (`1e400`)
+                // while parsing, whatever the field.
+                Err(Diagnostic::new(
+                    Code::InvalidJson,
+                    node.span,
+                    format!("number out of range: `{n}`"),
+                ))
+            }
+            (Json::Number(n), Kind::Unsigned) => match JsonNumber::read(n) {
+                JsonNumber::Unsigned(v) => Ok(Typed::Unsigned(v)),
+                JsonNumber::Signed(v) => Err(Diagnostic::new(
                     Code::InvalidValue,
                     node.span,
-                    format!("invalid value: integer `{n}`, expected u64"),
+                    format!("invalid value: integer `{v}`, expected u64"),
                 )
                 .with_help(format!(
                     "{} takes an integer from 0 to {}",
                     field.name(),
                     u64::MAX
                 ))),
+                JsonNumber::Float(_) => Err(type_error(&node.value)),
             },
             (Json::Number(n), Kind::Decimal) => match n.parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(Typed::Decimal(v)),
-                // serde_json refuses a number that overflows f64 (`1e400`).
-                Ok(_) => Err(Diagnostic::new(
-                    Code::InvalidJson,
-                    node.span,
-                    format!("number out of range: `{n}`"),
-                )),
+                Ok(v) => Ok(Typed::Decimal(v)),
                 Err(_) => Err(type_error(&node.value)),
             },
             (v, _) => Err(type_error(v)),
@@ -260,6 +264,19 @@ impl Reader<'_> {
                 f.cache_affinity_backend_selection_count,
                 "is treated as 1",
             );
+            // Accepted for compatibility with wait-and-widen entries, read
+            // by nothing: PWW ranks with Pulsar, not a hash ring (3.8.1).
+            if let Some(span) = span_of(Field::CacheAffinityVirtualNodes) {
+                self.push(
+                    Diagnostic::new(
+                        Code::IgnoredField,
+                        span,
+                        "cache_affinity_virtual_nodes is accepted and ignored by \
+                         pulsar-wait-and-widen, which ranks with Pulsar instead of a hash ring",
+                    )
+                    .with_help("remove the field"),
+                );
+            }
         }
         let floor = span_of(Field::MaxQueueTimeFloorMs);
         let ceil = span_of(Field::MaxQueueTimeCeilMs);

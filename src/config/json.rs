@@ -37,12 +37,63 @@ impl Json {
         match self {
             Json::Null => "null".to_string(),
             Json::Bool(b) => format!("boolean `{b}`"),
-            Json::Number(n) if is_integer(n) => format!("integer `{n}`"),
-            Json::Number(n) => format!("floating point `{n}`"),
+            Json::Number(n) => match JsonNumber::read(n) {
+                JsonNumber::Unsigned(v) => format!("integer `{v}`"),
+                JsonNumber::Signed(v) => format!("integer `{v}`"),
+                JsonNumber::Float(v) => format!("floating point `{}`", with_decimal_point(v)),
+            },
             Json::String(s) => format!("string {s:?}"),
             Json::Array(_) => "sequence".to_string(),
             Json::Object(_) => "map".to_string(),
         }
+    }
+}
+
+/// A number literal as serde_json reads it: integers that fit u64 (or, when
+/// negative, i64) stay integers; `-0`, integers out of range and anything
+/// with a fraction or exponent become f64. The kind decides whether a u64
+/// field says `invalid_value` (a negative integer) or `invalid_type` (a
+/// float), as stargate's start-up does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JsonNumber {
+    Unsigned(u64),
+    Signed(i64),
+    Float(f64),
+}
+
+impl JsonNumber {
+    /// `literal` is a valid JSON number (the parser checked it).
+    pub fn read(literal: &str) -> JsonNumber {
+        if is_integer(literal) {
+            let (negative, digits) = match literal.strip_prefix('-') {
+                Some(d) => (true, d),
+                None => (false, literal),
+            };
+            if let Ok(magnitude) = digits.parse::<u64>() {
+                if !negative {
+                    return JsonNumber::Unsigned(magnitude);
+                }
+                // serde_json: below i64::MIN, or `-0`, is a float.
+                let value = (magnitude as i64).wrapping_neg();
+                return if value < 0 {
+                    JsonNumber::Signed(value)
+                } else {
+                    JsonNumber::Float(-(magnitude as f64))
+                };
+            }
+        }
+        JsonNumber::Float(literal.parse::<f64>().unwrap_or(f64::NAN))
+    }
+}
+
+/// serde's rendering of a float in messages: Rust's `{}` plus `.0` when
+/// that has no decimal point (`-0.0`, `18446744073709552000.0`).
+pub fn with_decimal_point(v: f64) -> String {
+    let text = v.to_string();
+    if v.is_finite() && !text.contains('.') {
+        text + ".0"
+    } else {
+        text
     }
 }
 

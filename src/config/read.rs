@@ -97,7 +97,9 @@ impl Reader<'_> {
         for m in self.unique_members(members) {
             match m.key.as_str() {
                 "default" => default = self.default(&m.value),
-                "request_algorithms" => request_algorithms = self.request_algorithms(&m.value),
+                "request_algorithms" => {
+                    request_algorithms = self.request_algorithms(&m.value, None)
+                }
                 "models" => models = self.models(&m.value),
                 other => {
                     let mut d = Diagnostic::new(
@@ -194,9 +196,13 @@ impl Reader<'_> {
         }
     }
 
+    /// `own` is the model id and algorithm of the entry the map belongs
+    /// to: a key naming that algorithm is shadowed (reference-behaviour.md
+    /// 4.4, step 1).
     pub(super) fn request_algorithms(
         &mut self,
         node: &Node,
+        own: Option<(&str, Algorithm)>,
     ) -> Option<IndexMap<Algorithm, Arc<Definition>>> {
         let members = self.map(node, "request_algorithms")?;
         let mut out: Option<IndexMap<Algorithm, Arc<Definition>>> = Some(IndexMap::new());
@@ -219,6 +225,10 @@ impl Reader<'_> {
                 ));
                 out = None;
                 continue;
+            }
+            if let Some((model, _)) = own.filter(|(_, alg)| *alg == key_alg) {
+                let scope = format!("model \"{model}\"");
+                self.push(crate::check::shadowed_allow(m.key_span, key_alg, &scope));
             }
             if seen.insert(key_alg, m.key_span).is_some() {
                 self.push(
@@ -252,7 +262,10 @@ impl Reader<'_> {
             let own = match &m.value.value {
                 Json::Object(fields) => {
                     match fields.iter().rfind(|f| f.key == "request_algorithms") {
-                        Some(f) => self.request_algorithms(&f.value),
+                        Some(f) => {
+                            let own = entry.as_ref().map(|c| (m.key.as_str(), c.algorithm));
+                            self.request_algorithms(&f.value, own)
+                        }
                         None => Some(IndexMap::new()),
                     }
                 }

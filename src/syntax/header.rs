@@ -39,14 +39,15 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
         }
     })?;
     let span_of = |r: &std::ops::Range<usize>| Span::new(r.start, r.end);
-    let method = match &item.bare {
-        Bare::Token(t) => t.clone(),
+    let bare_span = span_of(&item.bare_at);
+    let method = match item.bare {
+        Bare::Token(t) => t,
         other => {
             return Err(fail(
                 raw,
                 "P1",
-                span_of(&item.bare_at),
-                format!("the method must be a token, not {}", kind_name(other)),
+                bare_span,
+                format!("the method must be a token, not {}", kind_name(&other)),
             )
             .with_help("write the algorithm name bare, e.g. `pulsar;seed=x`"))
         }
@@ -88,7 +89,7 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
     let trimmed_end = raw.trim_end_matches(' ').len();
     Ok(Expr {
         form: Form::Header,
-        method: Spanned::new(method, span_of(&item.bare_at)),
+        method: Spanned::new(method, bare_span),
         args,
         span: Span::new(item.bare_at.start, trimmed_end),
     })
@@ -151,7 +152,9 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
         let help = "stargate reads at most 1024 bytes; drop parameters that keep their default";
         return Err(fail(raw, "P7", span, why).with_help(help));
     }
-    if let Some(at) = raw.find(',') {
+    // P3 is checked over the whole text before P9; one pass finds both.
+    let (comma, quoted_semicolon) = scan_commas_and_quotes(raw);
+    if let Some(at) = comma {
         return Err(fail(
             raw,
             "P3",
@@ -159,8 +162,19 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
             "a comma (never allowed, even quoted)",
         ));
     }
-    semicolon_in_quotes(raw)?;
-    let mut seen: Vec<&str> = Vec::new();
+    if let Some(at) = quoted_semicolon {
+        let d = fail(
+            raw,
+            "P9",
+            Span::new(at, at + 1),
+            "a `;` inside a quoted string",
+        );
+        let help = "a header string cannot contain `;`; choose a value without one";
+        return Err(d.with_help(help));
+    }
+    // At most MAX_HEADER_PARAMS names are kept: the 33rd fails P11 first.
+    let mut seen: [&str; MAX_HEADER_PARAMS] = [""; MAX_HEADER_PARAMS];
+    let mut seen_len = 0;
     let mut seg_start = 0;
     for (n, segment) in raw.split(';').enumerate() {
         let start = seg_start;
@@ -169,7 +183,7 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
             continue;
         }
         let seg_span = Span::new(start, start + segment.len());
-        if seen.len() >= MAX_HEADER_PARAMS {
+        if seen_len >= MAX_HEADER_PARAMS {
             let why = format!("more than {MAX_HEADER_PARAMS} parameters");
             let help = "a header value takes at most 32 parameters";
             return Err(fail(raw, "P11", seg_span, why).with_help(help));
@@ -189,7 +203,7 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
             let help = "parameter names are lower-case letters, digits and `_`, starting with a letter, with no space before `=`";
             return Err(fail(raw, "P6", name_span, why).with_help(help));
         }
-        if seen.contains(&name) {
+        if seen[..seen_len].contains(&name) {
             return Err(fail(
                 raw,
                 "P5",
@@ -197,35 +211,35 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
                 format!("repeated parameter '{name}'"),
             ));
         }
-        seen.push(name);
+        seen[seen_len] = name;
+        seen_len += 1;
     }
     Ok(())
 }
 
-/// P9: `"` toggles the quote state, `\` inside quotes escapes the next byte.
-fn semicolon_in_quotes(raw: &str) -> Result<(), Diagnostic> {
-    let bytes = raw.as_bytes();
+/// The first comma anywhere (P3) and the first `;` inside quotes (P9):
+/// `"` toggles the quote state, `\\` inside quotes escapes the next byte.
+fn scan_commas_and_quotes(raw: &str) -> (Option<usize>, Option<usize>) {
+    let mut quoted_semicolon = None;
     let mut quoted = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
+    let mut escaped = false;
+    for (i, &b) in raw.as_bytes().iter().enumerate() {
+        // A comma counts even when escaped or quoted.
+        if b == b',' {
+            return (Some(i), quoted_semicolon);
+        }
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b {
             b'"' => quoted = !quoted,
-            b'\\' if quoted => i += 1,
-            b';' if quoted => {
-                let d = fail(
-                    raw,
-                    "P9",
-                    Span::new(i, i + 1),
-                    "a `;` inside a quoted string",
-                );
-                let help = "a header string cannot contain `;`; choose a value without one";
-                return Err(d.with_help(help));
-            }
+            b'\\' if quoted => escaped = true,
+            b';' if quoted && quoted_semicolon.is_none() => quoted_semicolon = Some(i),
             _ => {}
         }
-        i += 1;
     }
-    Ok(())
+    (None, quoted_semicolon)
 }
 
 /// `[a-z][a-z0-9_]*` (P6).

@@ -99,7 +99,9 @@ pub(crate) fn parse_item(text: &str) -> Res<SfItem> {
 }
 
 fn parameters(c: &mut Cursor<'_>) -> Res<Vec<SfParam>> {
-    let mut params: Vec<SfParam> = Vec::new();
+    // Sized once: every parameter follows a `;`.
+    let semicolons = c.b[c.i..].iter().filter(|&&b| b == b';').count();
+    let mut params: Vec<SfParam> = Vec::with_capacity(semicolons);
     while c.peek() == Some(b';') {
         c.i += 1;
         c.skip_sp();
@@ -142,7 +144,7 @@ fn key(c: &mut Cursor<'_>) -> Res<String> {
         None => return c.fail(start, "a missing parameter name"),
     }
     while let Some(b) = c.peek() {
-        if b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-.*".contains(&b) {
+        if b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.' | b'*') {
             c.i += 1;
         } else {
             break;
@@ -211,7 +213,7 @@ fn string(c: &mut Cursor<'_>) -> Res<Bare> {
     let open = c.i;
     c.i += 1;
     // The whole input is ASCII (checked first), so bytes are chars.
-    let mut out = String::new();
+    let mut out = String::with_capacity(c.b[c.i..].iter().position(|&b| b == b'"').unwrap_or(0));
     while let Some(b) = c.peek() {
         c.i += 1;
         match b {
@@ -234,7 +236,28 @@ fn token(c: &mut Cursor<'_>) -> Res<Bare> {
     let start = c.i;
     c.i += 1;
     while let Some(b) = c.peek() {
-        if b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~:/".contains(&b) {
+        // RFC 8941 tchar, `:` and `/` (a `match`: slice `contains` is a memchr call).
+        if b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+                    | b':'
+                    | b'/'
+            )
+        {
             c.i += 1;
         } else {
             break;

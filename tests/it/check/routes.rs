@@ -107,7 +107,8 @@ fn file_level_duplicates_are_errors() {
             "power-of-n is allowed twice in model \"m\"".to_string()
         ]
     );
-    // An allow naming the model's own algorithm, or one of another scope, is fine.
+    // An allow of another scope is fine; one naming the model's own
+    // algorithm is a warning, not an error.
     assert_eq!(
         codes(&report)
             .iter()
@@ -115,6 +116,44 @@ fn file_level_duplicates_are_errors() {
             .count(),
         1
     );
+    let shadowed: Vec<_> = codes(&report)
+        .into_iter()
+        .filter(|(c, _)| *c == Code::ShadowedAllow)
+        .collect();
+    assert_eq!(
+        shadowed,
+        vec![(Code::ShadowedAllow, "allow random".to_string())]
+    );
+}
+
+#[test]
+fn an_allow_of_the_models_own_algorithm_is_shadowed() {
+    // Resolution picks the model's configured algorithm before its allows
+    // (reference-behaviour.md 4.4 step 1): the allow is never used.
+    let text = "allow pulsar(seed=\"top\")\nmodel \"m\" = pulsar(seed=\"own\") {\n  allow pulsar(seed=\"never\")\n  allow random\n}\n";
+    let (table, report) = check_route_file("a.routes", text);
+    assert_eq!(
+        codes(&report),
+        vec![(
+            Code::ShadowedAllow,
+            "allow pulsar(seed=\"never\")".to_string()
+        )]
+    );
+    let d = &report.diagnostics[0];
+    assert_eq!(d.severity, routex::diag::Severity::Warning);
+    assert_eq!(
+        d.message,
+        "model \"m\" already uses pulsar: a request naming pulsar gets the model's own configuration, so this entry is never used"
+    );
+    // The table still loads, and resolution indeed ignores the entry.
+    let table = table.expect("warnings only");
+    let resolved = table
+        .resolve("m", routex::ir::Algorithm::Pulsar)
+        .expect("own");
+    let routex::ir::Settings::Pulsar(p) = &resolved.definition.policy.settings else {
+        panic!("pulsar");
+    };
+    assert_eq!(p.seed, "own");
 }
 
 #[test]

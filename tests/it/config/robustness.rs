@@ -2,6 +2,7 @@
 //! vocabulary so the deep paths of the reader run too.
 
 use proptest::prelude::*;
+use routex::diag::Code;
 
 const WORDS: &[&str] = &[
     "default",
@@ -76,4 +77,63 @@ proptest! {
         }
         prop_assert_eq!(table.is_some(), !report.has_errors());
     }
+}
+
+/// serde_json reads `-0` and integers beyond u64/i64 as floats, so a u64
+/// field says invalid_type for them and invalid_value only for a negative
+/// integer; floats print with serde's `.0`.
+#[test]
+fn unsigned_fields_classify_numbers_as_serde_json_does() {
+    let cases = [
+        (
+            "-0",
+            Code::InvalidType,
+            "invalid type: floating point `-0.0`, expected u64",
+        ),
+        (
+            "18446744073709551616",
+            Code::InvalidType,
+            "invalid type: floating point `18446744073709552000.0`, expected u64",
+        ),
+        (
+            "-3",
+            Code::InvalidValue,
+            "invalid value: integer `-3`, expected u64",
+        ),
+        (
+            "-9223372036854775808",
+            Code::InvalidValue,
+            "invalid value: integer `-9223372036854775808`, expected u64",
+        ),
+        (
+            "-9223372036854775809",
+            Code::InvalidType,
+            "invalid type: floating point `-9223372036854776000.0`, expected u64",
+        ),
+        (
+            "1e2",
+            Code::InvalidType,
+            "invalid type: floating point `100.0`, expected u64",
+        ),
+        (
+            "1.50",
+            Code::InvalidType,
+            "invalid type: floating point `1.5`, expected u64",
+        ),
+        ("1e400", Code::InvalidJson, "number out of range: `1e400`"),
+    ];
+    for (literal, code, message) in cases {
+        let json =
+            format!(r#"{{"models": {{"m": {{"algorithm": "wait-and-widen", "n": {literal}}}}}}}"#);
+        let (c, m, span) = super::only_error(&json);
+        assert_eq!(
+            (c, m.as_str(), span.as_str()),
+            (code, message, literal),
+            "{literal}"
+        );
+    }
+    // The largest u64 is accepted.
+    let json =
+        r#"{"models": {"m": {"algorithm": "wait-and-widen", "max_queued": 18446744073709551615}}}"#;
+    assert!(super::load(json).0.is_some());
 }

@@ -136,3 +136,44 @@ fn a_model_listed_twice_warns_and_the_last_wins() {
     assert_eq!(report.diagnostics[0].code, Code::DuplicateModel);
     assert_eq!(report.diagnostics[0].severity, Severity::Warning);
 }
+
+#[test]
+fn a_model_request_algorithm_of_its_own_algorithm_is_shadowed() {
+    let json = r#"{"request_algorithms": {"pulsar": {"algorithm": "pulsar", "seed": "top"}},
+        "models": {"m": {"algorithm": "pulsar", "seed": "own",
+            "request_algorithms": {"pulsar": {"algorithm": "pulsar", "seed": "never"},
+                                   "random": {"algorithm": "random"}}}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_some());
+    assert_eq!(
+        summary(&report),
+        vec![(
+            Code::ShadowedAllow,
+            "model \"m\" already uses pulsar: a request naming pulsar gets the model's own configuration, so this entry is never used".into(),
+            "\"pulsar\"".into()
+        )]
+    );
+    assert_eq!(report.diagnostics[0].severity, Severity::Warning);
+    // The top-level map has no model algorithm to shadow it.
+    assert_eq!(
+        report.line_column(report.diagnostics[0].span.start),
+        (3, 36)
+    );
+}
+
+#[test]
+fn pulsar_wait_and_widen_ignores_virtual_nodes_with_a_warning() {
+    let json = r#"{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "cache_affinity_virtual_nodes": 7}},
+        "request_algorithms": {"wait-and-widen": {"algorithm": "wait-and-widen", "cache_affinity_virtual_nodes": 7}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_some());
+    assert_eq!(
+        summary(&report),
+        vec![(
+            Code::IgnoredField,
+            "cache_affinity_virtual_nodes is accepted and ignored by pulsar-wait-and-widen, which ranks with Pulsar instead of a hash ring".into(),
+            "\"cache_affinity_virtual_nodes\"".into()
+        )]
+    );
+    assert_eq!(report.diagnostics[0].severity, Severity::Warning);
+}
