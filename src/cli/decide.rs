@@ -154,7 +154,7 @@ impl Outcome {
             ),
             Outcome::Wait(d) => format!(
                 r#"{{"version": 1, "decision": "wait", "wait_ms": {}}}"#,
-                serde_json::Value::from(d.as_secs_f64() * 1000.0)
+                serde_json::Value::from(millis(*d))
             ),
             Outcome::Unavailable => r#"{"version": 1, "decision": "unavailable"}"#.to_string(),
             Outcome::Rejected(r) => format!(
@@ -178,11 +178,17 @@ impl Outcome {
                 };
                 format!("selected {cluster} (rank depth {rank_depth}{skip})")
             }
-            Outcome::Wait(d) => format!("wait {} ms", d.as_secs_f64() * 1000.0),
+            Outcome::Wait(d) => format!("wait {} ms", millis(*d)),
             Outcome::Unavailable => "unavailable".to_string(),
             Outcome::Rejected(r) => format!("rejected: {} {}: {}", r.status, r.code, r.message),
         }
     }
+}
+
+/// A wait in milliseconds, as exact as f64 allows: from whole nanoseconds
+/// (`as_secs_f64() * 1000.0` prints 1001 ms as 1000.9999999999999).
+fn millis(d: std::time::Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
 }
 
 /// Parses the input text.
