@@ -254,7 +254,7 @@ pub fn decide(
     };
     // decide's EXPR may be written in either form (language.md 5.3); a
     // router behind a stargate front end reads the header form only.
-    let options = RouterOptions::default().with_compiler(std::sync::Arc::new(
+    let options = RouterOptions::default().with_call_form_compiler(std::sync::Arc::new(
         crate::check::compile_request_expression,
     ));
     let router: Router = Router::with_options(table, options);

@@ -6,6 +6,7 @@
 use super::engine::Engine;
 use super::metrics::{CacheOutcome, Metrics};
 use super::rejection::Rejection;
+use super::request::header_text;
 use super::runtime::{unknown_method, Router};
 use super::state::{Cached, Entry, TargetState};
 use crate::ir::Definition;
@@ -27,11 +28,15 @@ impl<B: Engine> Router<B> {
         if let Some(definition) = self.hit(target, value) {
             return Ok((definition, CacheOutcome::Hit));
         }
-        let text = std::str::from_utf8(value).map_err(|_| unknown_method(value))?;
+        let text = header_text(value).ok_or_else(|| unknown_method(value))?;
         let definition = (self.options.compiler)(&self.table, model, text)
             .map_err(|diagnostic| Rejection::from_diagnostic(&diagnostic))?;
         let definition = Arc::new(definition);
         let outcome = self.install(target, value, definition.clone());
+        log::info!(
+            "routing expression configuration built: algorithm={} outcome={outcome:?} value={text:?}",
+            definition.policy.algorithm
+        );
         self.counters.record(definition.policy.algorithm, outcome);
         Ok((definition, outcome))
     }

@@ -8,7 +8,8 @@ use super::metrics::{CacheOutcome, Counters};
 use super::options::RouterOptions;
 use super::rejection::{Rejection, RejectionCode};
 use super::request::{
-    decide, is_expression, non_blank, PendingResolution, Resolved, RouteRequest, Source,
+    decide, header_text, is_expression, non_blank, PendingResolution, Resolved, RouteRequest,
+    Source,
 };
 use super::state::TargetState;
 use super::targets::TargetMap;
@@ -143,7 +144,7 @@ impl<B: Engine> Router<B> {
                     let hit = Source::Expression(CacheOutcome::Hit);
                     return Some(f(&cached.definition, instance, hit));
                 }
-                None if is_expression(value) => return None,
+                None if is_expression(value, self.options.call_form) => return None,
                 None => (self.resolve_method(model, value).ok()?, Source::Method),
             },
         };
@@ -160,16 +161,23 @@ impl<B: Engine> Router<B> {
         let routing_key = non_blank(routing_key);
         let (definition, source) = match method {
             None => (self.table.configured(model).clone(), Source::Configured),
-            Some(value) if is_expression(value) => {
+            Some(value) if is_expression(value, self.options.call_form) => {
                 let target = self.target(model, routing_key);
-                let (definition, outcome) = self.resolve_expression(&target, model, value)?;
+                let (definition, outcome) = self
+                    .resolve_expression(&target, model, value)
+                    .inspect_err(log_rejected_header)?;
                 return Ok(PendingResolution {
                     target,
                     definition,
                     source: Source::Expression(outcome),
                 });
             }
-            Some(value) => (self.resolve_method(model, value)?.clone(), Source::Method),
+            Some(value) => {
+                let definition = self
+                    .resolve_method(model, value)
+                    .inspect_err(log_rejected_header)?;
+                (definition.clone(), Source::Method)
+            }
         };
         Ok(PendingResolution {
             target: self.target(model, routing_key),
@@ -233,8 +241,7 @@ impl<B: Engine> Router<B> {
 
     /// A method-only value (4.4).
     fn resolve_method(&self, model: &str, value: &[u8]) -> Result<&Arc<Definition>, Rejection> {
-        let algorithm = std::str::from_utf8(value)
-            .ok()
+        let algorithm = header_text(value)
             .and_then(Algorithm::from_header_name)
             .map(|(a, _)| a)
             .ok_or_else(|| unknown_method(value))?;
@@ -323,6 +330,16 @@ impl<B: Engine> Router<B> {
     pub fn idle_timeout(&self) -> Duration {
         self.options.idle_timeout
     }
+}
+
+/// stargate's warning on a rejected `x-routing-method` (5.5). Formatted only
+/// when a logger enables the level.
+fn log_rejected_header(rejection: &Rejection) {
+    log::warn!(
+        "invalid routing algorithm header: code={} message={}",
+        rejection.code,
+        rejection.message
+    );
 }
 
 pub(super) fn unknown_method(value: &[u8]) -> Rejection {

@@ -180,7 +180,7 @@ pub fn harness_with(table: RouteTable, capacity: usize, idle: Duration) -> Harne
         .with_cache_capacity(capacity)
         .with_idle_timeout(idle)
         .with_clock(clock.clone())
-        .with_compiler(compile);
+        .with_call_form_compiler(compile);
     Harness {
         router: Router::with_options(table, options),
         compiler,
