@@ -23,4 +23,5 @@ pub mod ir;
 pub mod render;
 pub mod router;
 pub mod sim;
+pub(crate) mod sync;
 pub mod syntax;

@@ -3,13 +3,16 @@
 //!
 //! Rankings are cached per affinity key for the current target, ordered
 //! candidate ids and weight bit patterns: up to 4096 keys FIFO; once full a
-//! key is admitted after its second miss; keys over 256 bytes bypass.
+//! key is admitted after its second miss; keys over 256 bytes bypass. Hits
+//! take only a read stripe (crate::sync), so threads deciding for one
+//! instance do not share a written cache line.
 
 use super::fifo::{FifoMap, Probation, CAPACITY, MAX_CACHED_KEY_BYTES};
 use super::target::TargetKey;
 use super::{estimate, hash, is_excluded, ClusterSnapshot, Request, Scratch};
 use crate::ir::RendezvousWeight;
-use std::sync::Mutex;
+use crate::sync::ReadMostly;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The selected weight when finite and > 0; otherwise the cluster is not
 /// ranked (no fallback from maximum to mean).
@@ -57,11 +60,12 @@ pub fn feasibility(c: &ClusterSnapshot, request: &Request<'_>, consider_kv: bool
     }
 }
 
+/// The cached rankings and the target they are valid for. Hits only read
+/// it (under one read stripe); misses write it.
 #[derive(Debug)]
-struct State {
+struct Rankings {
     target: TargetKey,
-    rankings: FifoMap<Vec<usize>>,
-    probation: Probation,
+    map: FifoMap<Vec<usize>>,
 }
 
 /// Ranks candidates for a seed and weight, with the per-instance cache.
@@ -69,7 +73,11 @@ struct State {
 pub struct Ranker {
     seed: String,
     weight: RendezvousWeight,
-    state: Mutex<State>,
+    rankings: ReadMostly<Rankings>,
+    /// Keys that missed once while the cache was full. Its own lock, so a
+    /// first miss does not take the write side of `rankings`; cleared
+    /// with it (lock order: `rankings`, then `probation`).
+    probation: Mutex<Probation>,
 }
 
 impl Ranker {
@@ -77,11 +85,11 @@ impl Ranker {
         Ranker {
             seed: seed.to_owned(),
             weight,
-            state: Mutex::new(State {
+            rankings: ReadMostly::new(Rankings {
                 target: TargetKey::default(),
-                rankings: FifoMap::new(CAPACITY),
-                probation: Probation::new(CAPACITY),
+                map: FifoMap::new(CAPACITY),
             }),
+            probation: Mutex::new(Probation::new(CAPACITY)),
         }
     }
 
@@ -94,22 +102,40 @@ impl Ranker {
         }
         let which = self.weight;
         let bits = |c: &ClusterSnapshot| weight(c, which).map(f64::to_bits);
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let state = &mut *state;
-        if !state.target.matches(request, clusters, bits) {
-            state.target.set(request, clusters, bits);
-            state.rankings.clear();
-            state.probation.clear();
-        }
-        if let Some(cached) = state.rankings.get(key) {
-            scratch.ranking.clear();
-            scratch.ranking.extend_from_slice(cached);
+        // The hit path: shared access only.
+        let full = {
+            let cache = self.rankings.read();
+            let current = cache.target.matches(request, clusters, bits);
+            if let Some(cached) = cache.map.get(key).filter(|_| current) {
+                scratch.ranking.clear();
+                scratch.ranking.extend_from_slice(cached);
+                return;
+            }
+            current && cache.map.is_full()
+        };
+        self.compute(request, clusters, scratch);
+        // A first miss on a full cache only enters probation.
+        if full && !self.probation().second_miss(key) {
             return;
         }
-        self.compute(request, clusters, scratch);
-        if !state.rankings.is_full() || state.probation.second_miss(key) {
-            state.rankings.insert(key, scratch.ranking.clone());
+        let mut cache = self.rankings.write();
+        if !cache.target.matches(request, clusters, bits) {
+            cache.target.set(request, clusters, bits);
+            cache.map.clear();
+            self.probation().clear();
+        } else if cache.map.get(key).is_some() {
+            // Another thread cached it meanwhile: as if its miss came first.
+            return;
         }
+        if !cache.map.is_full() || full || self.probation().second_miss(key) {
+            cache.map.insert(key, scratch.ranking.clone());
+        }
+    }
+
+    fn probation(&self) -> MutexGuard<'_, Probation> {
+        self.probation
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A direct score scan: hash, score and sort every weighted candidate.

@@ -2,13 +2,14 @@
 //! virtual-node points per cluster, a key point, and a clockwise walk that
 //! collects the affinity group. One ring per instance for the current
 //! target and ordered candidate ids; up to 4096 per-key groups, FIFO.
+//! Hits take only a read stripe (crate::sync); misses write.
 
 use super::fifo::{FifoMap, CAPACITY, MAX_CACHED_KEY_BYTES};
 use super::hash;
 use super::target::TargetKey;
 use super::{ClusterSnapshot, Request, Scratch};
+use crate::sync::ReadMostly;
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 /// Guard against absurd virtual-node counts (JSON has no upper bound): the
 /// ring never holds more points than this. Realistic rings (V <= 1024 at
@@ -27,7 +28,7 @@ struct State {
 pub struct Ring {
     seed: String,
     virtual_nodes: u64,
-    state: Mutex<State>,
+    state: ReadMostly<State>,
 }
 
 impl Ring {
@@ -35,7 +36,7 @@ impl Ring {
         Ring {
             seed: seed.to_owned(),
             virtual_nodes: virtual_nodes.max(1),
-            state: Mutex::new(State {
+            state: ReadMostly::new(State {
                 target: TargetKey::default(),
                 points: Vec::new(),
                 groups: FifoMap::new(CAPACITY),
@@ -60,26 +61,37 @@ impl Ring {
             ..
         } = scratch;
         group.clear();
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let cacheable = key.len() <= MAX_CACHED_KEY_BYTES;
+        let mut walked = false;
+        // The hit path, and the walk of a miss: shared access only.
+        {
+            let state = self.state.read();
+            if state.target.matches(request, clusters, |_| None) {
+                if let Some(cached) = state.groups.get(key) {
+                    group.extend_from_slice(cached);
+                    return;
+                }
+                let keypoint = self.keypoint(request, key, bytes);
+                walk(&state.points, clusters.len(), k, keypoint, taken, group);
+                if !cacheable {
+                    return;
+                }
+                walked = true;
+            }
+        }
+        let mut state = self.state.write();
         let state = &mut *state;
         if !state.target.matches(request, clusters, |_| None) {
             state.target.set(request, clusters, |_| None);
             self.build(state, request, clusters, bytes);
             state.groups.clear();
         }
-        if let Some(cached) = state.groups.get(key) {
-            group.extend_from_slice(cached);
-            return;
+        if !walked {
+            let keypoint = self.keypoint(request, key, bytes);
+            walk(&state.points, clusters.len(), k, keypoint, taken, group);
         }
-        walk(
-            &state.points,
-            clusters.len(),
-            k,
-            self.keypoint(request, key, bytes),
-            taken,
-            group,
-        );
-        if key.len() <= MAX_CACHED_KEY_BYTES {
+        // Another thread may have cached it meanwhile: the same group.
+        if cacheable && state.groups.get(key).is_none() {
             state.groups.insert(key, group.clone());
         }
     }

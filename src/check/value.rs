@@ -42,6 +42,16 @@ fn unsigned_of(text: &str) -> Option<u64> {
     (!negative || v == 0).then_some(v)
 }
 
+/// A quoted plain number parsed as an unsigned integer: Rust's `u64`
+/// parse, which takes a `+` but no `-` (so `"-0"` is invalid, while the
+/// integer literal `-0` is RFC 8941's 0 and accepted).
+fn quoted_unsigned_of(text: &str) -> Option<u64> {
+    if !is_plain_number(text) {
+        return None;
+    }
+    text.parse().ok()
+}
+
 /// A plain number as a finite f64.
 fn decimal_of(text: &str) -> Option<f64> {
     if !is_plain_number(text) {
@@ -84,9 +94,8 @@ pub fn type_value(field: Field, value: &Value) -> Result<Typed, String> {
             None => Err(wrong()),
         },
         Kind::Unsigned => match value {
-            Value::Integer(s) | Value::String(s) => {
-                unsigned_of(s).map(Typed::Unsigned).ok_or_else(wrong)
-            }
+            Value::Integer(s) => unsigned_of(s).map(Typed::Unsigned).ok_or_else(wrong),
+            Value::String(s) => quoted_unsigned_of(s).map(Typed::Unsigned).ok_or_else(wrong),
             _ => Err(wrong()),
         },
         Kind::Decimal => match value {
@@ -149,6 +158,15 @@ mod tests {
         ] {
             assert!(!is_plain_number(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn quoted_unsigned_numbers_parse_as_u64_does() {
+        assert_eq!(quoted_unsigned_of("+5"), Some(5));
+        assert_eq!(quoted_unsigned_of("007"), Some(7));
+        assert_eq!(quoted_unsigned_of("-0"), None);
+        assert_eq!(quoted_unsigned_of("1.0"), None);
+        assert_eq!(quoted_unsigned_of("18446744073709551616"), None);
     }
 
     #[test]

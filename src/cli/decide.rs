@@ -154,7 +154,7 @@ impl Outcome {
             ),
             Outcome::Wait(d) => format!(
                 r#"{{"version": 1, "decision": "wait", "wait_ms": {}}}"#,
-                serde_json::Value::from(d.as_secs_f64() * 1000.0)
+                serde_json::Value::from(millis(*d))
             ),
             Outcome::Unavailable => r#"{"version": 1, "decision": "unavailable"}"#.to_string(),
             Outcome::Rejected(r) => format!(
@@ -178,11 +178,17 @@ impl Outcome {
                 };
                 format!("selected {cluster} (rank depth {rank_depth}{skip})")
             }
-            Outcome::Wait(d) => format!("wait {} ms", d.as_secs_f64() * 1000.0),
+            Outcome::Wait(d) => format!("wait {} ms", millis(*d)),
             Outcome::Unavailable => "unavailable".to_string(),
             Outcome::Rejected(r) => format!("rejected: {} {}: {}", r.status, r.code, r.message),
         }
     }
+}
+
+/// A wait in milliseconds, as exact as f64 allows: from whole nanoseconds
+/// (`as_secs_f64() * 1000.0` prints 1001 ms as 1000.9999999999999).
+fn millis(d: std::time::Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
 }
 
 /// Parses the input text.
@@ -248,7 +254,7 @@ pub fn decide(
     };
     // decide's EXPR may be written in either form (language.md 5.3); a
     // router behind a stargate front end reads the header form only.
-    let options = RouterOptions::default().with_compiler(std::sync::Arc::new(
+    let options = RouterOptions::default().with_call_form_compiler(std::sync::Arc::new(
         crate::check::compile_request_expression,
     ));
     let router: Router = Router::with_options(table, options);

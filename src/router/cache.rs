@@ -6,6 +6,7 @@
 use super::engine::Engine;
 use super::metrics::{CacheOutcome, Metrics};
 use super::rejection::Rejection;
+use super::request::header_text;
 use super::runtime::{unknown_method, Router};
 use super::state::{Cached, Entry, TargetState};
 use crate::ir::Definition;
@@ -27,11 +28,15 @@ impl<B: Engine> Router<B> {
         if let Some(definition) = self.hit(target, value) {
             return Ok((definition, CacheOutcome::Hit));
         }
-        let text = std::str::from_utf8(value).map_err(|_| unknown_method(value))?;
+        let text = header_text(value).ok_or_else(|| unknown_method(value))?;
         let definition = (self.options.compiler)(&self.table, model, text)
             .map_err(|diagnostic| Rejection::from_diagnostic(&diagnostic))?;
         let definition = Arc::new(definition);
         let outcome = self.install(target, value, definition.clone());
+        log::info!(
+            "routing expression configuration built: algorithm={} outcome={outcome:?} value={text:?}",
+            definition.policy.algorithm
+        );
         self.counters.record(definition.policy.algorithm, outcome);
         Ok((definition, outcome))
     }
@@ -105,7 +110,7 @@ impl<B: Engine> Router<B> {
             .unwrap_or_else(PoisonError::into_inner);
         while self.entries.load(Ordering::Relaxed) > self.options.cache_capacity as u64 {
             let victim = {
-                let targets = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+                let targets = self.targets.read();
                 targets
                     .values()
                     .filter(|t| !Arc::ptr_eq(t, keep) && t.read().entry.is_some())
@@ -124,16 +129,18 @@ impl<B: Engine> Router<B> {
     pub fn maintenance(&self) -> usize {
         let now = self.options.clock.now();
         let targets: Vec<_> = {
-            let map = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+            let map = self.targets.read();
             map.values().cloned().collect()
         };
         let mut expired = 0;
+        let idle = self.options.idle_timeout;
         for target in targets {
+            // Checked under the read side first: a write locks every stripe.
+            if target.read().entry.is_none() || !target.idle_expired(now, idle) {
+                continue;
+            }
             let mut slot = target.write();
-            if slot.entry.is_some()
-                && target.idle_expired(now, self.options.idle_timeout)
-                && slot.forget_entry()
-            {
+            if slot.entry.is_some() && target.idle_expired(now, idle) && slot.forget_entry() {
                 self.entries.fetch_sub(1, Ordering::Relaxed);
                 expired += 1;
             }

@@ -12,6 +12,8 @@ pub trait Engine: Send + Sync + 'static {
     where
         Self: Sized;
 
+    /// Called by `Router::route` under the router's read locks: it must not
+    /// call back into the router (a write from inside would wait for itself).
     fn decide(
         &self,
         request: &Request<'_>,

@@ -2,8 +2,9 @@
 //! (algorithm, hit|build|rebuild) and an entries gauge.
 
 use crate::ir::Algorithm;
+use crate::sync::{stripe_of_this_thread, STRIPES};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The counter's name as a stargate router exports it.
 pub const EXPRESSIONS_TOTAL: &str = "stargate_routing_expressions_total";
@@ -53,11 +54,9 @@ fn algorithm_index(algorithm: Algorithm) -> usize {
         .unwrap_or_default()
 }
 
-/// Counter stripes: each thread adds to its own, so request threads do not
+/// One stripe of counters, on its own cache lines. Each thread adds to its
+/// own (the stripe its locks read, crate::sync), so request threads do not
 /// contend on one cache line; a scrape sums them.
-const STRIPES: usize = 8;
-
-/// One stripe, on its own cache lines.
 #[derive(Debug, Default)]
 #[repr(align(64))]
 struct Stripe([[AtomicU64; 3]; 6]);
@@ -65,14 +64,6 @@ struct Stripe([[AtomicU64; 3]; 6]);
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     stripes: [Stripe; STRIPES],
-}
-
-fn stripe_of_this_thread() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
-    }
-    STRIPE.with(|s| *s)
 }
 
 impl Counters {

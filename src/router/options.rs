@@ -29,6 +29,10 @@ pub struct RouterOptions {
     pub idle_timeout: Duration,
     pub clock: Arc<dyn Clock>,
     pub compiler: Compiler,
+    /// Whether `compiler` reads the call form, so that a value with `(` and
+    /// no `;` is an expression. Off by default: stargate reads such a value
+    /// as a method name (an unknown one).
+    pub call_form: bool,
 }
 
 impl Default for RouterOptions {
@@ -38,6 +42,7 @@ impl Default for RouterOptions {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             clock: Arc::new(SystemClock::new()),
             compiler: Arc::new(crate::check::compile_header_value),
+            call_form: false,
         }
     }
 }
@@ -58,8 +63,17 @@ impl RouterOptions {
         self
     }
 
+    /// A compiler of header values only (the call form stays off).
     pub fn with_compiler(mut self, compiler: Compiler) -> Self {
         self.compiler = compiler;
+        self
+    }
+
+    /// A compiler that also reads the call form, e.g.
+    /// [`crate::check::compile_request_expression`].
+    pub fn with_call_form_compiler(mut self, compiler: Compiler) -> Self {
+        self.compiler = compiler;
+        self.call_form = true;
         self
     }
 }

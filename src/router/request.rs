@@ -89,17 +89,37 @@ impl<B: Engine> Resolved<B> {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Result<Decision, Rejection> {
-        let request = Request {
-            routing_key: non_blank(request.routing_key),
-            cache_affinity_key: non_blank(request.cache_affinity_key),
-            ..request.clone()
-        };
-        let policy = &self.definition.policy;
-        admission::check_affinity_key(policy, &request)?;
-        check_candidates(&request, clusters)?;
-        admission::check_input_work(policy, &request, clusters)?;
-        Ok(self.instance.decide(&request, clusters, rng, scratch))
+        decide(
+            &self.definition,
+            &*self.instance,
+            request,
+            clusters,
+            rng,
+            scratch,
+        )
     }
+}
+
+/// [`Resolved::decide`] on borrowed parts: blank keys count as absent, then
+/// admission, candidates and the balancer.
+pub(super) fn decide<B: Engine>(
+    definition: &Definition,
+    instance: &B,
+    request: &Request<'_>,
+    clusters: &[ClusterSnapshot],
+    rng: &mut dyn RngCore,
+    scratch: &mut Scratch,
+) -> Result<Decision, Rejection> {
+    let request = Request {
+        routing_key: non_blank(request.routing_key),
+        cache_affinity_key: non_blank(request.cache_affinity_key),
+        ..request.clone()
+    };
+    let policy = &definition.policy;
+    admission::check_affinity_key(policy, &request)?;
+    check_candidates(&request, clusters)?;
+    admission::check_input_work(policy, &request, clusters)?;
+    Ok(instance.decide(&request, clusters, rng, scratch))
 }
 
 pub(super) fn non_blank(value: Option<&str>) -> Option<&str> {
@@ -131,9 +151,22 @@ fn check_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Resu
     })
 }
 
-/// Whether a header value carries parameters (header form `;`, call form
-/// `(`) and so goes through the expression cache.
-pub fn is_expression(value: &[u8]) -> bool {
+/// Whether a header value carries parameters and so goes through the
+/// expression cache: a `;` (header form), or with `call_form` also a `(`
+/// (a compiler that reads the call form). stargate reads a value without
+/// `;` as a method name (reference-behaviour.md 5).
+pub fn is_expression(value: &[u8], call_form: bool) -> bool {
     // `contains` on bytes is a memchr, faster than one pass testing both.
-    value.contains(&b';') || value.contains(&b'(')
+    value.contains(&b';') || (call_form && value.contains(&b'('))
+}
+
+/// The header value as text: visible ASCII and tab only, as HTTP header
+/// values convert to text (reference-behaviour.md 1.1). Anything else,
+/// invalid UTF-8 included, is an unknown method (5.5).
+pub fn header_text(value: &[u8]) -> Option<&str> {
+    let visible = value
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b));
+    // Visible ASCII is UTF-8, so this never fails once `visible` holds.
+    visible.then(|| std::str::from_utf8(value).ok()).flatten()
 }

@@ -7,15 +7,19 @@ use super::engine::Engine;
 use super::metrics::{CacheOutcome, Counters};
 use super::options::RouterOptions;
 use super::rejection::{Rejection, RejectionCode};
-use super::request::{is_expression, non_blank, PendingResolution, Resolved, RouteRequest, Source};
+use super::request::{
+    decide, header_text, is_expression, non_blank, PendingResolution, Resolved, RouteRequest,
+    Source,
+};
 use super::state::TargetState;
 use super::targets::TargetMap;
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;
 use crate::ir::{Algorithm, Definition, RouteTable};
+use crate::sync::ReadMostly;
 use rand::RngCore;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A router: a route table at run time. `Send + Sync`; share it by
@@ -23,7 +27,7 @@ use std::time::Duration;
 pub struct Router<B: Engine = Balancer> {
     pub(super) table: RouteTable,
     pub(super) options: RouterOptions,
-    pub(super) targets: RwLock<TargetMap<Arc<TargetState<B>>>>,
+    pub(super) targets: ReadMostly<TargetMap<Arc<TargetState<B>>>>,
     pub(super) counters: Counters,
     /// Targets holding a cache entry (the gauge).
     pub(super) entries: AtomicU64,
@@ -43,7 +47,7 @@ impl<B: Engine> Router<B> {
         Router {
             table,
             options,
-            targets: RwLock::new(TargetMap::default()),
+            targets: ReadMostly::new(TargetMap::default()),
             counters: Counters::default(),
             entries: AtomicU64::new(0),
             evict_lock: Mutex::new(()),
@@ -54,7 +58,9 @@ impl<B: Engine> Router<B> {
         &self.table
     }
 
-    /// Resolution, then one decision.
+    /// Resolution, then one decision. On the warm path the decision runs
+    /// on borrowed definition and instance (no `Arc` count touched, so
+    /// threads deciding for one target write no shared cache line).
     pub fn route(
         &self,
         request: &RouteRequest<'_>,
@@ -63,8 +69,23 @@ impl<B: Engine> Router<B> {
         scratch: &mut Scratch,
     ) -> Result<Decision, Rejection> {
         let r = &request.request;
-        let resolved = self.resolve(r.model, r.routing_key, request.routing_method)?;
-        resolved.decide(r, clusters, rng, scratch)
+        let routing_key = non_blank(r.routing_key);
+        let method = request.routing_method;
+        let warm = self.with_warm(r.model, routing_key, method, |definition, instance, _| {
+            decide(
+                definition,
+                &**instance,
+                r,
+                clusters,
+                &mut *rng,
+                &mut *scratch,
+            )
+        });
+        if let Some(decided) = warm {
+            return decided;
+        }
+        let pending = self.resolve_definition(r.model, routing_key, method)?;
+        self.instantiate(pending).decide(r, clusters, rng, scratch)
     }
 
     /// Resolves the `x-routing-method` value (`None` = header absent) for
@@ -76,7 +97,17 @@ impl<B: Engine> Router<B> {
         method: Option<&[u8]>,
     ) -> Result<Resolved<B>, Rejection> {
         let routing_key = non_blank(routing_key);
-        if let Some(resolved) = self.resolve_warm(model, routing_key, method) {
+        let warm = self.with_warm(
+            model,
+            routing_key,
+            method,
+            |definition, instance, source| Resolved {
+                definition: definition.clone(),
+                instance: instance.clone(),
+                source,
+            },
+        );
+        if let Some(resolved) = warm {
             return Ok(resolved);
         }
         let pending = self.resolve_definition(model, routing_key, method)?;
@@ -84,44 +115,40 @@ impl<B: Engine> Router<B> {
     }
 
     /// The warm path: an existing target, a definition that needs no build
-    /// and an existing instance, under one read lock of each map. `None`
-    /// sends the request down the general path, which also reports errors.
-    fn resolve_warm(
+    /// and an existing instance, passed to `f` under one read lock of each
+    /// map. `None` sends the request down the general path, which also
+    /// reports errors.
+    fn with_warm<R>(
         &self,
         model: &str,
         routing_key: Option<&str>,
         method: Option<&[u8]>,
-    ) -> Option<Resolved<B>> {
-        let targets = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+        f: impl FnOnce(&Arc<Definition>, &Arc<B>, Source) -> R,
+    ) -> Option<R> {
+        let targets = self.targets.read();
         let target = targets.get(model, routing_key)?;
         let slot = target.read();
-        let resolved = |definition: &Arc<Definition>, source| {
-            let instance = slot.instance(definition)?.clone();
-            Some(Resolved {
-                definition: definition.clone(),
-                instance,
-                source,
-            })
+        let (definition, source) = match method {
+            None => (self.table.configured(model), Source::Configured),
+            // Only values with parameters are cached, so a byte match is an
+            // expression hit without scanning the value first.
+            Some(value) => match slot.entry.as_ref().and_then(|e| e.find(value)) {
+                Some(cached) => {
+                    let now = self.options.clock.now_coarse();
+                    if target.idle_expired(now, self.options.idle_timeout) {
+                        return None;
+                    }
+                    let instance = slot.instance(&cached.definition)?;
+                    target.touch(now);
+                    self.counters.record(cached.algorithm(), CacheOutcome::Hit);
+                    let hit = Source::Expression(CacheOutcome::Hit);
+                    return Some(f(&cached.definition, instance, hit));
+                }
+                None if is_expression(value, self.options.call_form) => return None,
+                None => (self.resolve_method(model, value).ok()?, Source::Method),
+            },
         };
-        let Some(value) = method else {
-            return resolved(self.table.configured(model), Source::Configured);
-        };
-        // Only values with parameters are cached, so a byte match is an
-        // expression hit without scanning the value first.
-        if let Some(cached) = slot.entry.as_ref().and_then(|e| e.find(value)) {
-            let now = self.options.clock.now_coarse();
-            if target.idle_expired(now, self.options.idle_timeout) {
-                return None;
-            }
-            let hit = resolved(&cached.definition, Source::Expression(CacheOutcome::Hit))?;
-            target.touch(now);
-            self.counters.record(cached.algorithm(), CacheOutcome::Hit);
-            return Some(hit);
-        }
-        if is_expression(value) {
-            return None;
-        }
-        resolved(self.resolve_method(model, value).ok()?, Source::Method)
+        Some(f(definition, slot.instance(definition)?, source))
     }
 
     /// The first half of [`Router::resolve`]: the definition only.
@@ -134,16 +161,23 @@ impl<B: Engine> Router<B> {
         let routing_key = non_blank(routing_key);
         let (definition, source) = match method {
             None => (self.table.configured(model).clone(), Source::Configured),
-            Some(value) if is_expression(value) => {
+            Some(value) if is_expression(value, self.options.call_form) => {
                 let target = self.target(model, routing_key);
-                let (definition, outcome) = self.resolve_expression(&target, model, value)?;
+                let (definition, outcome) = self
+                    .resolve_expression(&target, model, value)
+                    .inspect_err(log_rejected_header)?;
                 return Ok(PendingResolution {
                     target,
                     definition,
                     source: Source::Expression(outcome),
                 });
             }
-            Some(value) => (self.resolve_method(model, value)?.clone(), Source::Method),
+            Some(value) => {
+                let definition = self
+                    .resolve_method(model, value)
+                    .inspect_err(log_rejected_header)?;
+                (definition.clone(), Source::Method)
+            }
         };
         Ok(PendingResolution {
             target: self.target(model, routing_key),
@@ -194,12 +228,12 @@ impl<B: Engine> Router<B> {
     }
 
     fn target(&self, model: &str, routing_key: Option<&str>) -> Arc<TargetState<B>> {
-        let targets = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+        let targets = self.targets.read();
         if let Some(target) = targets.get(model, routing_key) {
             return target.clone();
         }
         drop(targets);
-        let mut targets = self.targets.write().unwrap_or_else(PoisonError::into_inner);
+        let mut targets = self.targets.write();
         targets
             .get_or_insert_with(model, routing_key, || Arc::new(TargetState::new()))
             .clone()
@@ -207,8 +241,7 @@ impl<B: Engine> Router<B> {
 
     /// A method-only value (4.4).
     fn resolve_method(&self, model: &str, value: &[u8]) -> Result<&Arc<Definition>, Rejection> {
-        let algorithm = std::str::from_utf8(value)
-            .ok()
+        let algorithm = header_text(value)
             .and_then(Algorithm::from_header_name)
             .map(|(a, _)| a)
             .ok_or_else(|| unknown_method(value))?;
@@ -238,11 +271,7 @@ impl<B: Engine> Router<B> {
     /// are created by the first request that names them, so an embedding
     /// router with unbounded routing keys calls this to bound memory.
     pub fn remove_target(&self, model: &str, routing_key: Option<&str>) {
-        let removed = self
-            .targets
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(model, non_blank(routing_key));
+        let removed = self.targets.write().remove(model, non_blank(routing_key));
         if let Some(target) = removed {
             let mut slot = target.write();
             slot.removed = true;
@@ -293,7 +322,7 @@ impl<B: Engine> Router<B> {
         model: &str,
         routing_key: Option<&str>,
     ) -> Option<Arc<TargetState<B>>> {
-        let targets = self.targets.read().unwrap_or_else(PoisonError::into_inner);
+        let targets = self.targets.read();
         targets.get(model, non_blank(routing_key)).cloned()
     }
 
@@ -301,6 +330,16 @@ impl<B: Engine> Router<B> {
     pub fn idle_timeout(&self) -> Duration {
         self.options.idle_timeout
     }
+}
+
+/// stargate's warning on a rejected `x-routing-method` (5.5). Formatted only
+/// when a logger enables the level.
+fn log_rejected_header(rejection: &Rejection) {
+    log::warn!(
+        "invalid routing algorithm header: code={} message={}",
+        rejection.code,
+        rejection.message
+    );
 }
 
 pub(super) fn unknown_method(value: &[u8]) -> Rejection {

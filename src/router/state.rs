@@ -1,14 +1,16 @@
 //! Per-target state: the expression-cache entry (current and previous
 //! expression) and the balancer instances, one per definition identity.
 //!
-//! Locking: a hit takes only the read side of `slot`; a build compiles under
+//! Locking: a hit takes only the read side of `slot` (one read stripe,
+//! crate::sync, so concurrent hits write no shared cache line); a build compiles under
 //! `build_lock` (one build per target at a time) and takes the write side of
 //! `slot` only to install the result, so a hit never waits for a compile.
 //! No code holds two targets' `slot` locks at once.
 
 use crate::ir::{Algorithm, Definition};
+use crate::sync::{ReadGuard, ReadMostly, WriteGuard};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// One cached expression: its raw header bytes and what they compiled to.
@@ -82,7 +84,7 @@ impl<B> Slot<B> {
 
 #[derive(Debug)]
 pub(crate) struct TargetState<B> {
-    slot: RwLock<Slot<B>>,
+    slot: ReadMostly<Slot<B>>,
     build_lock: Mutex<()>,
     /// Clock reading (ns) of the entry's last build or hit.
     last_used_ns: AtomicU64,
@@ -91,7 +93,7 @@ pub(crate) struct TargetState<B> {
 impl<B> TargetState<B> {
     pub(crate) fn new() -> Self {
         TargetState {
-            slot: RwLock::new(Slot {
+            slot: ReadMostly::new(Slot {
                 entry: None,
                 instances: Vec::new(),
                 removed: false,
@@ -101,12 +103,12 @@ impl<B> TargetState<B> {
         }
     }
 
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Slot<B>> {
-        self.slot.read().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn read(&self) -> ReadGuard<'_, Slot<B>> {
+        self.slot.read()
     }
 
-    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Slot<B>> {
-        self.slot.write().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn write(&self) -> WriteGuard<'_, Slot<B>> {
+        self.slot.write()
     }
 
     pub(crate) fn lock_build(&self) -> MutexGuard<'_, ()> {

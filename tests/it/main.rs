@@ -7,4 +7,5 @@ mod config;
 mod docs;
 mod router;
 mod sim;
+mod support;
 mod syntax;

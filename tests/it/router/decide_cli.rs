@@ -48,6 +48,18 @@ fn decide_prints_each_documented_decision() {
         ]),
         r#"{"version": 1, "decision": "wait", "wait_ms": 200.0}"#
     );
+    // Whole milliseconds print exactly (1101 - 100 = 1001 ms; computed
+    // through seconds, f64 would print 1000.9999999999999).
+    assert_eq!(
+        json_line(&[
+            "--input",
+            "@full-primary.json",
+            "--config",
+            "@restrictive.routes",
+            "pulsar-wait-and-widen;seed=v1;cache_affinity_wait_ms=1101;max_queue_time_floor_ms=1000;max_queue_time_ceil_ms=1000"
+        ]),
+        r#"{"version": 1, "decision": "wait", "wait_ms": 1001.0}"#
+    );
     // No cluster reports max_input_tps: pulsar ranks nothing.
     assert_eq!(
         json_line(&["--input", "@no-max-tps.json", "pulsar"]),

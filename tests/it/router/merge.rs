@@ -138,7 +138,7 @@ fn request_expressions_report_stargates_first_error() {
 
 #[test]
 fn call_form_values_compile_like_header_form_when_the_compiler_takes_both() {
-    let options = RouterOptions::default().with_compiler(std::sync::Arc::new(
+    let options = RouterOptions::default().with_call_form_compiler(std::sync::Arc::new(
         routex::check::compile_request_expression,
     ));
     let router: Router = Router::with_options(table(), options);

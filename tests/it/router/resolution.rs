@@ -247,3 +247,82 @@ fn a_new_target_generation_starts_with_fresh_instances() {
     // The reset target restarts its counter; another target keeps its own.
     assert_eq!([pick(None), pick(Some("k"))], [0, 1]);
 }
+
+/// A stargate-compatible router (the default options: header form only)
+/// reads a value without `;` as a method name, even with `(` in it, and
+/// never builds it (reference-behaviour.md 5).
+#[test]
+fn header_only_routers_read_parenthesised_values_as_method_names() {
+    let router: routex::router::Router = routex::router::Router::new(restrictive_table());
+    let err = router
+        .resolve("m1", Some("k"), Some(br#"pulsar(seed="x")"#))
+        .unwrap_err();
+    assert_eq!(err.code, RejectionCode::Expression(Code::UnknownMethod));
+    assert_eq!(err.status, 400);
+    assert_eq!(err.message, r#"unknown routing method 'pulsar(seed="x")'"#);
+    assert_eq!(router.metrics().entries, 0, "nothing was built or cached");
+}
+
+/// Header values that are not visible ASCII (or tab) are not text (1.1):
+/// like invalid UTF-8, an unknown method (5.5), in both paths.
+#[test]
+fn values_that_are_not_visible_ascii_are_unknown_methods() {
+    let h = restrictive();
+    for value in [
+        "\u{a0}pulsar".as_bytes(),
+        "pulsar\u{2003}".as_bytes(),
+        "pulsar;seed=\"é\"".as_bytes(),
+        b"pulsar\x7f",
+        b"pul\x01sar;seed=x",
+        b"\xffpulsar",
+    ] {
+        let (code, status, _) = rejection_of(&h, "m1", value);
+        assert_eq!(
+            (code, status),
+            (RejectionCode::Expression(Code::UnknownMethod), 400),
+            "{value:?}"
+        );
+    }
+    assert_eq!(h.compiler.builds(), 0);
+    // Tabs are visible-ASCII text in HTTP and trimmed like spaces.
+    let r = h.router.resolve("m1", None, Some(b"\tpulsar ")).unwrap();
+    assert_eq!(r.definition.policy.algorithm, Algorithm::Pulsar);
+}
+
+/// The two log lines of reference-behaviour.md 5.5, through the `log`
+/// facade. The logger is process-wide, so other tests' lines are captured
+/// too; these look for their own unique values.
+#[test]
+fn builds_and_rejections_are_logged() {
+    struct Capture(std::sync::Mutex<Vec<(log::Level, String)>>);
+    impl log::Log for Capture {
+        fn enabled(&self, _: &log::Metadata) -> bool {
+            true
+        }
+        fn log(&self, record: &log::Record) {
+            let line = (record.level(), record.args().to_string());
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+        }
+        fn flush(&self) {}
+    }
+    static CAPTURE: Capture = Capture(std::sync::Mutex::new(Vec::new()));
+    if log::set_logger(&CAPTURE).is_ok() {
+        log::set_max_level(log::LevelFilter::Info);
+    }
+    let router: routex::router::Router = routex::router::Router::new(restrictive_table());
+    router
+        .resolve("m1", None, Some(b"pulsar;seed=logged-7"))
+        .unwrap();
+    router
+        .resolve("m1", None, Some(b"pulsar;seed=logged-7;bogus=1"))
+        .unwrap_err();
+    let lines = CAPTURE.0.lock().unwrap().clone();
+    assert!(lines.contains(&(
+        log::Level::Info,
+        "routing expression configuration built: algorithm=pulsar outcome=Build value=\"pulsar;seed=logged-7\"".to_string()
+    )), "{lines:?}");
+    assert!(lines.contains(&(
+        log::Level::Warn,
+        "invalid routing algorithm header: code=unknown_parameter message=unknown parameter 'bogus' for algorithm pulsar".to_string()
+    )), "{lines:?}");
+}

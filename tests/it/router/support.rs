@@ -13,61 +13,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-fn bucket() -> BucketSettings {
-    BucketSettings {
-        n: 2,
-        max_queued: 0,
-        ttft_bucket_size_ms: 20,
-        next_bucket_unlock_factor: 0.25,
-        max_queue_time_floor_ms: None,
-        max_queue_time_ceil_ms: None,
-        ignore_queue_time: false,
-        ignore_input_processing_time: false,
-    }
-}
-
-/// Default settings of each algorithm, written out by hand (4.3).
-pub fn default_policy(algorithm: Algorithm) -> Policy {
-    let settings = match algorithm {
-        Algorithm::PowerOfN => Settings::PowerOfN(PowerOfNSettings {
-            sample_count: 2,
-            comparator: Comparator::Ttft,
-        }),
-        Algorithm::RoundRobin => Settings::RoundRobin {},
-        Algorithm::Random => Settings::Random {},
-        Algorithm::Pulsar => Settings::Pulsar(PulsarSettings {
-            seed: String::new(),
-            consider_kv_free_tokens: false,
-            rendezvous_weight: RendezvousWeight::MaxInputTps,
-        }),
-        Algorithm::WaitAndWiden => Settings::WaitAndWiden(WaitAndWidenSettings {
-            seed: String::new(),
-            comparator: Comparator::Ttft,
-            cache_affinity_virtual_nodes: 150,
-            cache_affinity_backend_selection_count: None,
-            cache_affinity_input_tokens_scale: 1.0,
-            cache_affinity_wait_ms: 0,
-            bucket: bucket(),
-        }),
-        Algorithm::PulsarWaitAndWiden => Settings::PulsarWaitAndWiden(PulsarWaitAndWidenSettings {
-            seed: String::new(),
-            consider_kv_free_tokens: false,
-            rendezvous_weight: RendezvousWeight::MaxInputTps,
-            cache_affinity_backend_selection_count: 1,
-            cache_affinity_input_tokens_scale: 1.0,
-            cache_affinity_wait_ms: 0,
-            band_widen_interval_ms: 0,
-            fallback_max_queued: 0,
-            bucket: bucket(),
-        }),
-    };
-    Policy {
-        version: IR_VERSION,
-        algorithm,
-        admission: Admission::default(),
-        settings,
-    }
-}
+pub use crate::support::default_policy;
 
 pub fn definition(algorithm: Algorithm) -> Arc<Definition> {
     Arc::new(Definition {
@@ -234,7 +180,7 @@ pub fn harness_with(table: RouteTable, capacity: usize, idle: Duration) -> Harne
         .with_cache_capacity(capacity)
         .with_idle_timeout(idle)
         .with_clock(clock.clone())
-        .with_compiler(compile);
+        .with_call_form_compiler(compile);
     Harness {
         router: Router::with_options(table, options),
         compiler,
