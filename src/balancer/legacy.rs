@@ -8,7 +8,7 @@
 //! runs unchanged, its unlock clock still counted from arrival.
 
 use super::bucket::{self, Compare, Outcome, Phase};
-use super::pulsar::{feasible_members, no_slo_shortcut, ranked_choice};
+use super::pulsar::{feasible_members, rank_then_shortcut, ranked_choice};
 use super::ranking::Ranker;
 use super::{estimate, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::PulsarWaitAndWidenSettings;
@@ -44,12 +44,10 @@ impl LegacyBandWalk {
     ) -> Decision {
         let s = &self.settings;
         let kv = s.consider_kv_free_tokens;
-        self.ranker.rank(request, clusters, scratch);
-        if scratch.ranking.is_empty() {
-            return Decision::Unavailable;
-        }
+        // 1-2. The ranking (cached per key), then the no-queue-SLO shortcut.
         let slo = s.bucket.queue_slo();
-        if let Some(d) = no_slo_shortcut(&scratch.ranking, slo.is_some(), request, clusters, kv) {
+        let (ranker, slo_on) = (&self.ranker, slo.is_some());
+        if let Some(d) = rank_then_shortcut(ranker, slo_on, request, clusters, scratch, kv) {
             return d;
         }
         let phase = Phase {

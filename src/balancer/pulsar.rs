@@ -99,10 +99,27 @@ pub(crate) fn ranked_choice(
     }
 }
 
-/// The no-queue-SLO shortcut of PWW and the legacy walk (3.8.3 step 2):
-/// without a queue SLO a feasible rank 1 is selected at once, with no
-/// capacity check and no wait.
-pub(crate) fn no_slo_shortcut(
+/// Steps 1 and 2 of PWW and the legacy walk (3.8.3): the cached ranking
+/// into `scratch.ranking`, `Unavailable` when it is empty, then the
+/// no-queue-SLO shortcut. `Some` when these already decide.
+pub(crate) fn rank_then_shortcut(
+    ranker: &Ranker,
+    slo_on: bool,
+    request: &Request<'_>,
+    clusters: &[ClusterSnapshot],
+    scratch: &mut Scratch,
+    consider_kv: bool,
+) -> Option<Decision> {
+    ranker.rank(request, clusters, scratch);
+    if scratch.ranking.is_empty() {
+        return Some(Decision::Unavailable);
+    }
+    no_slo_shortcut(&scratch.ranking, slo_on, request, clusters, consider_kv)
+}
+
+/// The no-queue-SLO shortcut (3.8.3 step 2): without a queue SLO a feasible
+/// rank 1 is selected at once, with no capacity check and no wait.
+fn no_slo_shortcut(
     ranking: &[usize],
     slo_on: bool,
     request: &Request<'_>,

@@ -4,7 +4,7 @@
 //! ...), each open prefix selected with least queue time and limit f.
 
 use super::bucket::{self, Compare, Outcome, Phase};
-use super::pulsar::{feasible_members, no_slo_shortcut, ranked_choice};
+use super::pulsar::{feasible_members, rank_then_shortcut, ranked_choice};
 use super::ranking::Ranker;
 use super::{estimate, min_wait, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::PulsarWaitAndWidenSettings;
@@ -70,14 +70,10 @@ impl PulsarWaitAndWiden {
     ) -> Decision {
         let s = &self.settings;
         let kv = s.consider_kv_free_tokens;
-        // 1. The ranking (cached per key).
-        self.ranker.rank(request, clusters, scratch);
-        if scratch.ranking.is_empty() {
-            return Decision::Unavailable;
-        }
-        // 2. The no-queue-SLO shortcut.
+        // 1-2. The ranking (cached per key), then the no-queue-SLO shortcut.
         let slo = s.bucket.queue_slo();
-        if let Some(d) = no_slo_shortcut(&scratch.ranking, slo.is_some(), request, clusters, kv) {
+        let (ranker, slo_on) = (&self.ranker, slo.is_some());
+        if let Some(d) = rank_then_shortcut(ranker, slo_on, request, clusters, scratch, kv) {
             return d;
         }
         let queue_limit_ms =
