@@ -16,7 +16,8 @@ use expr::{check_expr, Checked, Context};
 use std::sync::{Arc, LazyLock};
 
 pub use explain::provenance;
-pub use routes::{check_route_ast, check_route_file, shadowed_allow};
+pub(crate) use routes::shadowed_allow;
+pub use routes::{check_route_ast, check_route_file};
 
 /// The start-up builder: resolves defaults and normalisations of a
 /// configured algorithm (reference-behaviour.md 4.3). The error message

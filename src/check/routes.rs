@@ -82,7 +82,7 @@ fn add_allow(
 
 /// The warning for an allowed algorithm that is also the model's own: a
 /// request naming it resolves to the model's configuration, never here.
-pub fn shadowed_allow(span: Span, alg: Algorithm, scope: &str) -> Diagnostic {
+pub(crate) fn shadowed_allow(span: Span, alg: Algorithm, scope: &str) -> Diagnostic {
     Diagnostic::new(
         Code::ShadowedAllow,
         span,

@@ -167,6 +167,5 @@ pub fn header_text(value: &[u8]) -> Option<&str> {
     let visible = value
         .iter()
         .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b));
-    // Visible ASCII is UTF-8, so this never fails once `visible` holds.
-    visible.then(|| std::str::from_utf8(value).ok()).flatten()
+    std::str::from_utf8(value).ok().filter(|_| visible)
 }

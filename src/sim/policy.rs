@@ -129,13 +129,11 @@ pub struct Bands {
 impl Bands {
     /// The number of leading ranks open `elapsed` after arrival.
     pub fn open_ranks(self, ranked: usize, elapsed: Duration) -> usize {
-        let bands = self;
-        let x = Duration::from_millis(bands.wait_ms);
-        match elapsed.checked_sub(x) {
-            None => bands.k.min(ranked),
+        match elapsed.checked_sub(Duration::from_millis(self.wait_ms)) {
+            None => self.k.min(ranked),
             Some(w) => {
-                let interval = Duration::from_millis(bands.interval_ms);
-                open_prefix(bands.k, ranked, interval, w).0
+                let interval = Duration::from_millis(self.interval_ms);
+                open_prefix(self.k, ranked, interval, w).0
             }
         }
     }
