@@ -11,7 +11,7 @@ pub mod json;
 mod location;
 pub mod sarif;
 
-pub use location::{locate, Location};
+pub use location::{locate, Location, Locator};
 
 use crate::diag::Report;
 
