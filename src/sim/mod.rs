@@ -11,7 +11,6 @@
 pub mod calibrate;
 pub mod engine;
 pub mod events;
-pub mod kv;
 pub mod metrics;
 pub mod output;
 pub mod park;
@@ -20,6 +19,7 @@ pub mod policy;
 pub mod publish;
 pub mod pylon;
 pub mod rng;
+pub mod routers;
 pub mod run;
 pub mod scenario;
 pub mod sweep;
