@@ -1,4 +1,4 @@
-//! How a simulated router decides (docs/simulator.md "Simulated routers").
+//! How a simulated router decides (docs/simulator.md, codemap).
 //! A [`SimRouter`] is one router's decision maker for one policy: the
 //! routex core for routing expressions and `legacy-band-walk`
 //! ([`CoreRouter`]), or a simulator-only baseline. The run loop owns the

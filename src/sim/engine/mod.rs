@@ -1,5 +1,5 @@
-//! The engine model (simulator.md A4, docs/simulator.md "Engine v2"): how a
-//! backend serves requests. Slots with a FIFO wait queue, independent
+//! The engine model (docs/simulator-model.md A4; docs/simulator.md, "Engine
+//! v2"): how a backend serves requests. Slots with a FIFO wait queue, independent
 //! per-request prefill of the uncached tokens and a per-request decode rate
 //! are common to both models; they differ in the prefix cache:
 //!
@@ -7,8 +7,8 @@
 //! - v2, `block-cache-v2`: an LRU of prefix blocks sized in tokens, reused
 //!   up to the longest cached prefix of the request's blocks ([`blocks`]).
 //!
-//! The run loop sees only [`Engine`]: `admit`, `start` (reuse and prefill
-//! time), `prefilled` (cache the request), `release_slot`. This type holds
+//! The run loop sees only [`Engine`]: `admit`, `reuse` (when prefill
+//! starts), `store` (when it ends), `release_slot`. This type holds
 //! the state; the run loop schedules the events with the timings computed
 //! here.
 

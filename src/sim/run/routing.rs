@@ -1,4 +1,4 @@
-//! The router side of a run (simulator.md A6): arrivals, decisions through
+//! The router side of a run (docs/simulator-model.md A6): arrivals, decisions through
 //! the router's [`SimRouter`](crate::sim::routers::SimRouter), the routing
 //! loop's waits (or fast mode's parks), dispatch and queue-mismatch returns.
 

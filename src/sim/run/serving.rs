@@ -1,4 +1,4 @@
-//! The engine side of a run (simulator.md A4, A5): Pylon admission, slots,
+//! The engine side of a run (docs/simulator-model.md A4, A5): Pylon admission, slots,
 //! prefill against the engine's prefix cache, first token, completion and
 //! the client's timeout.
 

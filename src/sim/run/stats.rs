@@ -1,4 +1,4 @@
-//! Stats publication (simulator.md A2 `Heartbeat`, `Publish`,
+//! Stats publication (docs/simulator-model.md A2 `Heartbeat`, `Publish`,
 //! `StatsArrive`): each Pylon's report goes to every router after the
 //! one-way delay plus the relay delay. A report in flight lives in a slab
 //! until its last delivery, so memory follows the reports in flight, not

@@ -1,4 +1,4 @@
-//! Validation of a parsed scenario (simulator.md A10.1), one function per
+//! Validation of a parsed scenario (docs/simulator-model.md A10.1), one function per
 //! section of the file. Every check reports against the key it is about.
 
 use super::ScenarioFile;

@@ -1,5 +1,5 @@
-//! Where requests come from (simulator.md A8, docs/simulator.md "Workload
-//! sources"): a [`WorkloadSource`] turns an offered rate and a horizon into
+//! Where requests come from (docs/simulator-model.md A8; docs/simulator.md,
+//! codemap): a [`WorkloadSource`] turns an offered rate and a horizon into
 //! the run's [`Plan`], every request with its arrival, affinity key, sizes,
 //! entry router, engine draws and prefix blocks. The synthetic generator
 //! lives in [`synthetic`]; every draw comes from the `WORKLOAD` stream, so

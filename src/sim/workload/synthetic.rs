@@ -1,4 +1,4 @@
-//! The synthetic workloads (simulator.md A8): keys with Zipf popularity,
+//! The synthetic workloads (docs/simulator-model.md A8): keys with Zipf popularity,
 //! Poisson arrivals, and optionally a fixed chain of prefix blocks per key
 //! for engine v2.
 
