@@ -5,7 +5,8 @@
 
 use std::fmt;
 use std::io::Read;
-use std::path::Path;
+use crate::render::STDIN_NAME;
+use std::path::{Component, Path};
 
 /// Largest input file accepted: 4 MiB.
 pub const MAX_INPUT_BYTES: u64 = 4 * 1024 * 1024;
@@ -26,13 +27,62 @@ impl UsageError {
     }
 }
 
-/// Reads a UTF-8 text file of at most [`MAX_INPUT_BYTES`].
+/// The name a file goes by in every output format: the path as given with
+/// `.` components dropped, so `lint .` and `lint tests` name
+/// `./tests/x.routes` and `tests/x.routes` alike (`tests/x.routes`), and
+/// `/` as the separator on every platform. `-` is [`STDIN_NAME`].
+pub fn source_name(path: &Path) -> String {
+    if is_stdin(path) {
+        return STDIN_NAME.to_string();
+    }
+    let mut name = String::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => continue,
+            Component::RootDir => {
+                if !name.ends_with('/') {
+                    name.push('/');
+                }
+                continue;
+            }
+            Component::Prefix(prefix) => name.push_str(&prefix.as_os_str().to_string_lossy()),
+            Component::ParentDir => name.push_str(".."),
+            Component::Normal(part) => name.push_str(&part.to_string_lossy()),
+        }
+        name.push('/');
+    }
+    if name.len() > 1 && name.ends_with('/') {
+        name.pop();
+    }
+    if name.is_empty() {
+        name.push('.');
+    }
+    name
+}
+
+/// Whether a path argument means standard input (`-`).
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Reads a UTF-8 text file of at most [`MAX_INPUT_BYTES`]; `-` reads
+/// standard input under the same limit.
 pub fn read_text(path: &Path) -> Result<String, UsageError> {
-    let shown = path.display();
+    if is_stdin(path) {
+        return read_limited(std::io::stdin().lock(), STDIN_NAME);
+    }
+    let shown = path.display().to_string();
     let file = std::fs::File::open(path)
         .map_err(|e| UsageError::new(format!("{shown}: {}", io_reason(&e))))?;
+    read_limited(file, &shown)
+}
+
+/// Reads at most [`MAX_INPUT_BYTES`] of UTF-8 text from `reader`; `shown`
+/// names it in errors.
+pub fn read_limited(reader: impl Read, shown: &str) -> Result<String, UsageError> {
     let mut bytes = Vec::new();
-    file.take(MAX_INPUT_BYTES + 1)
+    reader
+        .take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| UsageError::new(format!("{shown}: {}", io_reason(&e))))?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
@@ -74,5 +124,24 @@ fn io_reason(error: &std::io::Error) -> String {
                 None => text,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_names_drop_dot_components() {
+        let name = |p: &str| source_name(Path::new(p));
+        assert_eq!(name("./tests/x.routes"), "tests/x.routes");
+        assert_eq!(name("tests/./x.routes"), "tests/x.routes");
+        assert_eq!(name("tests/"), "tests");
+        assert_eq!(name("."), ".");
+        assert_eq!(name("./"), ".");
+        assert_eq!(name("../a/x.json"), "../a/x.json");
+        assert_eq!(name("/tmp/./a b.routes"), "/tmp/a b.routes");
+        assert_eq!(name("/"), "/");
+        assert_eq!(name("-"), STDIN_NAME);
     }
 }

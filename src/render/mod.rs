@@ -3,17 +3,23 @@
 //! Every renderer takes the reports of one run (one per source) and returns
 //! the text to print; none of them writes to a stream or knows about clap.
 
+mod columns;
 pub mod explain;
 pub mod github;
 pub mod human;
 mod inert;
 pub mod json;
 mod location;
+mod rules;
 pub mod sarif;
+mod uri;
 
 pub use location::{locate, Location};
 
 use crate::diag::Report;
+
+/// The source name of standard input (`routex lint -`) in every format.
+pub const STDIN_NAME: &str = "<stdin>";
 
 /// Errors and warnings over every report of a run.
 pub fn totals(reports: &[Report]) -> (usize, usize) {

@@ -7,3 +7,4 @@ mod fixtures;
 mod props;
 mod render;
 pub mod run;
+mod sarif;
