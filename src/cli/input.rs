@@ -3,13 +3,12 @@
 //! without reading them whole: configurations are small, and a huge file is
 //! almost certainly the wrong argument.
 
+use crate::render::STDIN_NAME;
 use std::fmt;
 use std::io::Read;
-use crate::render::STDIN_NAME;
 use std::path::{Component, Path};
 
-/// Largest input file accepted: 4 MiB.
-pub const MAX_INPUT_BYTES: u64 = 4 * 1024 * 1024;
+pub use crate::config::MAX_INPUT_BYTES;
 
 /// A usage or I/O error: printed as one line on stderr, exit status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,34 +65,31 @@ pub fn is_stdin(path: &Path) -> bool {
 }
 
 /// Reads a UTF-8 text file of at most [`MAX_INPUT_BYTES`]; `-` reads
-/// standard input under the same limit.
+/// standard input under the same limit and rules.
 pub fn read_text(path: &Path) -> Result<String, UsageError> {
     if is_stdin(path) {
-        return read_limited(std::io::stdin().lock(), STDIN_NAME);
+        return read_stdin();
     }
-    let shown = path.display().to_string();
-    let file = std::fs::File::open(path)
-        .map_err(|e| UsageError::new(format!("{shown}: {}", io_reason(&e))))?;
-    read_limited(file, &shown)
+    crate::config::read_source(path).map_err(|e| UsageError::new(e.to_string()))
 }
 
-/// Reads at most [`MAX_INPUT_BYTES`] of UTF-8 text from `reader`; `shown`
-/// names it in errors.
-pub fn read_limited(reader: impl Read, shown: &str) -> Result<String, UsageError> {
+/// Standard input, bounded like a file: errors name it `<stdin>`.
+fn read_stdin() -> Result<String, UsageError> {
     let mut bytes = Vec::new();
-    reader
+    std::io::stdin()
+        .lock()
         .take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| UsageError::new(format!("{shown}: {}", io_reason(&e))))?;
+        .map_err(|e| UsageError::new(format!("{STDIN_NAME}: {}", crate::config::file_io_reason(&e))))?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(UsageError::new(format!(
-            "{shown}: file is larger than the {} MiB input limit",
+            "{STDIN_NAME}: input is larger than the {} MiB input limit",
             MAX_INPUT_BYTES / (1024 * 1024)
         )));
     }
     String::from_utf8(bytes).map_err(|e| {
         UsageError::new(format!(
-            "{shown}: not valid UTF-8 (byte {})",
+            "{STDIN_NAME}: not valid UTF-8 (byte {})",
             e.utf8_error().valid_up_to()
         ))
     })
@@ -102,27 +98,16 @@ pub fn read_limited(reader: impl Read, shown: &str) -> Result<String, UsageError
 /// Writes `-o OUT`, or stdout when no path is given.
 pub fn write_output(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
     match path {
-        Some(path) => std::fs::write(path, text)
-            .map_err(|e| UsageError::new(format!("{}: {}", path.display(), io_reason(&e)))),
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            UsageError::new(format!(
+                "{}: {}",
+                path.display(),
+                crate::config::file_io_reason(&e)
+            ))
+        }),
         None => {
             super::output::stdout(text);
             Ok(())
-        }
-    }
-}
-
-/// The OS reason without the "(os error N)" suffix, lower-case like the rest.
-fn io_reason(error: &std::io::Error) -> String {
-    match error.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        std::io::ErrorKind::IsADirectory => "is a directory".into(),
-        _ => {
-            let text = error.to_string();
-            match text.find(" (os error") {
-                Some(end) => text[..end].to_string(),
-                None => text,
-            }
         }
     }
 }

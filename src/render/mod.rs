@@ -1,4 +1,5 @@
-//! Renderers over the one diagnostic model: human (miette), json, github, sarif.
+//! Renderers over the one diagnostic model: json, github, sarif, and human
+//! (miette's graphical report, feature `cli`).
 //!
 //! Every renderer takes the reports of one run (one per source) and returns
 //! the text to print; none of them writes to a stream or knows about clap.
@@ -6,10 +7,12 @@
 mod columns;
 pub mod explain;
 pub mod github;
+#[cfg(feature = "cli")]
 pub mod human;
 mod inert;
 pub mod json;
 mod location;
+mod plain;
 mod rules;
 pub mod sarif;
 mod uri;
