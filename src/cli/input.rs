@@ -80,7 +80,12 @@ fn read_stdin() -> Result<String, UsageError> {
         .lock()
         .take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| UsageError::new(format!("{STDIN_NAME}: {}", crate::config::file_io_reason(&e))))?;
+        .map_err(|e| {
+            UsageError::new(format!(
+                "{STDIN_NAME}: {}",
+                crate::config::file_io_reason(&e)
+            ))
+        })?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(UsageError::new(format!(
             "{STDIN_NAME}: input is larger than the {} MiB input limit",

@@ -48,7 +48,10 @@ impl<'a> Utf16Columns<'a> {
         if self.ascii.get(index).copied().unwrap_or(true) {
             return column;
         }
-        let end = self.starts.get(index + 1).map_or(self.text.len(), |next| next - 1);
+        let end = self
+            .starts
+            .get(index + 1)
+            .map_or(self.text.len(), |next| next - 1);
         let text = self.text;
         let prefix = self.prefix.entry(index).or_insert_with(|| {
             let mut units = 0;

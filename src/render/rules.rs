@@ -13,7 +13,10 @@ pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// The catalogue entry of `code` on the web: `helpUri`.
 pub fn help_uri(code: Code) -> String {
-    format!("{REPOSITORY}/blob/main/docs/diagnostics.md#{}", code.as_str())
+    format!(
+        "{REPOSITORY}/blob/main/docs/diagnostics.md#{}",
+        code.as_str()
+    )
 }
 
 /// `not_applicable` → `NotApplicable`: SARIF's friendly rule name.
@@ -38,7 +41,10 @@ pub fn description_markdown(code: Code) -> String {
     let Some(paragraph) = section_paragraph(CATALOGUE, code.as_str()) else {
         return code.summary().to_string();
     };
-    match paragraph.strip_prefix("**").and_then(|rest| rest.split_once(". ")) {
+    match paragraph
+        .strip_prefix("**")
+        .and_then(|rest| rest.split_once(". "))
+    {
         Some((_, description)) if !description.is_empty() => description.to_string(),
         _ => paragraph,
     }
@@ -51,7 +57,8 @@ pub fn description_text(code: Code) -> String {
 
 fn section_paragraph(catalogue: &str, name: &str) -> Option<String> {
     let mut lines = catalogue.lines();
-    lines.find(|line| line.strip_prefix("## ").map(|h| h.trim().trim_matches('`')) == Some(name))?;
+    lines
+        .find(|line| line.strip_prefix("## ").map(|h| h.trim().trim_matches('`')) == Some(name))?;
     let paragraph: Vec<&str> = lines
         .skip_while(|line| line.trim().is_empty())
         .take_while(|line| !line.trim().is_empty() && !line.starts_with('#'))
@@ -67,7 +74,10 @@ mod tests {
     #[test]
     fn names_are_pascal_case() {
         assert_eq!(pascal_name(Code::NotApplicable), "NotApplicable");
-        assert_eq!(pascal_name(Code::NotRepresentableInRouteFile), "NotRepresentableInRouteFile");
+        assert_eq!(
+            pascal_name(Code::NotRepresentableInRouteFile),
+            "NotRepresentableInRouteFile"
+        );
         assert_eq!(pascal_name(Code::Unavailable), "Unavailable");
     }
 

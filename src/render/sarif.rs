@@ -55,7 +55,14 @@ pub fn to_value_in(reports: &[Report], working_directory: Option<&str>) -> Value
         for d in &report.diagnostics {
             let rule_index = used.iter().position(|c| *c == d.code).unwrap_or(0);
             let fingerprint = fingerprint(report, d, &location, &mut seen);
-            results.push(result(report, d, rule_index, &location, &mut columns, fingerprint));
+            results.push(result(
+                report,
+                d,
+                rule_index,
+                &location,
+                &mut columns,
+                fingerprint,
+            ));
         }
     }
     let mut bases = Map::new();
@@ -114,8 +121,15 @@ pub fn is_inline(name: &str) -> bool {
 fn rule(code: Code) -> Value {
     let help_uri = rules::help_uri(code);
     let text = rules::description_text(code);
-    let mut rule = json!({
-        "id": code.as_str(),
+    let mut rule = Map::new();
+    rule.insert("id".into(), code.as_str().into());
+    // SARIF 3.49.7: a name equal to the id (ignoring case, as the
+    // Multitool compares: `unavailable`) is omitted.
+    let name = rules::pascal_name(code);
+    if !name.eq_ignore_ascii_case(code.as_str()) {
+        rule.insert("name".into(), name.into());
+    }
+    let rest = json!({
         "shortDescription": {"text": code.summary()},
         "fullDescription": {"text": text},
         "help": {
@@ -129,13 +143,10 @@ fn rule(code: Code) -> Value {
         "helpUri": help_uri,
         "defaultConfiguration": {"level": level(code.default_severity())},
     });
-    // SARIF 3.49.7: a name equal to the id (ignoring case, as the
-    // Multitool compares: `unavailable`) is omitted.
-    let name = rules::pascal_name(code);
-    if !name.eq_ignore_ascii_case(code.as_str()) {
-        rule["name"] = name.into();
+    if let Value::Object(rest) = rest {
+        rule.extend(rest);
     }
-    rule
+    Value::Object(rule)
 }
 
 /// The `artifactLocation` of a source (with its index into `artifacts`).

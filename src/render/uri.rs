@@ -63,8 +63,14 @@ mod tests {
 
     #[test]
     fn absolute_paths_become_file_uris() {
-        assert_eq!(file_uri("/tmp/a b/x.routes").as_deref(), Some("file:///tmp/a%20b/x.routes"));
-        assert_eq!(file_uri("C:\\w\\x y.json").as_deref(), Some("file:///C:/w/x%20y.json"));
+        assert_eq!(
+            file_uri("/tmp/a b/x.routes").as_deref(),
+            Some("file:///tmp/a%20b/x.routes")
+        );
+        assert_eq!(
+            file_uri("C:\\w\\x y.json").as_deref(),
+            Some("file:///C:/w/x%20y.json")
+        );
         assert_eq!(file_uri("tests/x.routes"), None);
         assert_eq!(directory_uri("/work").as_deref(), Some("file:///work/"));
         assert_eq!(directory_uri("/").as_deref(), Some("file:///"));

@@ -20,7 +20,10 @@ const MENDED_PATTERN: &str = r#""^[a-zA-Z]{2}(-[a-zA-Z]{2})?$""#;
 fn validator() -> jsonschema::Validator {
     let path = super::run::root().join("tests/inputs/sarif/sarif-schema-2.1.0.json");
     let text = std::fs::read_to_string(path).expect("the schema is committed");
-    assert!(text.contains(BROKEN_PATTERN), "the schema changed: review the mending");
+    assert!(
+        text.contains(BROKEN_PATTERN),
+        "the schema changed: review the mending"
+    );
     let schema: Value = json(&text.replace(BROKEN_PATTERN, MENDED_PATTERN));
     jsonschema::draft7::options()
         .should_validate_formats(true)
@@ -90,15 +93,26 @@ fn odd_file_names_are_percent_encoded_relative_references() {
     let (code, stdout) = routex_in(&dir, &args);
     assert_eq!(code, 0, "warnings only");
     let log = json(&stdout);
-    let want: Vec<String> = ODD.iter().map(|(_, uri)| format!("%SRCROOT% {uri}")).collect();
+    let want: Vec<String> = ODD
+        .iter()
+        .map(|(_, uri)| format!("%SRCROOT% {uri}"))
+        .collect();
     assert_eq!(uris(&log), want);
     let run = &log["runs"][0];
-    let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"].as_str().unwrap_or("");
-    assert!(root.starts_with("file:///") && root.ends_with("/sarif-odd/"), "{root}");
+    let root = run["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        root.starts_with("file:///") && root.ends_with("/sarif-odd/"),
+        "{root}"
+    );
     assert_eq!(run["invocations"][0]["workingDirectory"]["uri"], root);
     assert_eq!(run["artifacts"].as_array().map(Vec::len), Some(ODD.len()));
     assert_eq!(run["artifacts"][3]["location"]["uri"], "x%231.routes");
-    assert_eq!(run["results"][3]["locations"][0]["physicalLocation"]["artifactLocation"]["index"], 3);
+    assert_eq!(
+        run["results"][3]["locations"][0]["physicalLocation"]["artifactLocation"]["index"],
+        3
+    );
     assert_valid(&log);
 }
 
@@ -125,11 +139,17 @@ fn one_file_has_one_name_in_every_format_however_it_was_reached() {
             .iter()
             .map(|path| routex_in(&dir, &["lint", "--format", format, path]).1)
             .collect();
-        assert!(outputs.iter().all(|o| *o == outputs[0]), "{format}: {outputs:#?}");
+        assert!(
+            outputs.iter().all(|o| *o == outputs[0]),
+            "{format}: {outputs:#?}"
+        );
         assert!(!outputs[0].contains("./"), "{format}: {}", outputs[0]);
     }
     let (_, github) = routex_in(&dir, &["lint", "--format", "github", "."]);
-    assert!(github.starts_with("::warning file=sub/x.routes,line=2,"), "{github}");
+    assert!(
+        github.starts_with("::warning file=sub/x.routes,line=2,"),
+        "{github}"
+    );
 }
 
 #[test]
@@ -146,8 +166,13 @@ fn fingerprints_survive_runs_and_line_shifts() {
             .flatten()
             .map(|r| {
                 (
-                    r["partialFingerprints"][sarif::FINGERPRINT].as_str().unwrap_or("").to_string(),
-                    r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().unwrap_or(0),
+                    r["partialFingerprints"][sarif::FINGERPRINT]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                    r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                        .as_u64()
+                        .unwrap_or(0),
                 )
             })
             .collect::<Vec<_>>()
@@ -157,7 +182,10 @@ fn fingerprints_survive_runs_and_line_shifts() {
     let shifted = fingerprints(&format!("# a comment\n\n{two}"));
     assert_eq!(before.len(), 2);
     assert_eq!(
-        before.iter().map(|(f, l)| (f.clone(), l + 2)).collect::<Vec<_>>(),
+        before
+            .iter()
+            .map(|(f, l)| (f.clone(), l + 2))
+            .collect::<Vec<_>>(),
         shifted,
         "lines moved by 2, fingerprints kept"
     );
@@ -196,7 +224,10 @@ fn columns_count_utf16_code_units() {
     let log = sarif::to_value(&[report]);
     let region = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
     assert_eq!(log["runs"][0]["columnKind"], "utf16CodeUnits");
-    assert_eq!((region["startColumn"].clone(), region["endColumn"].clone()), (19.into(), 20.into()));
+    assert_eq!(
+        (region["startColumn"].clone(), region["endColumn"].clone()),
+        (19.into(), 20.into())
+    );
     assert_eq!(region["byteOffset"], start);
     assert_valid(&log);
 }
@@ -205,27 +236,47 @@ fn columns_count_utf16_code_units() {
 fn rules_carry_what_github_requires() {
     let mut report = Report::new("x.routes", "model");
     for code in Code::ALL {
-        report.diagnostics.push(Diagnostic::new(*code, Span::new(0, 1), "m"));
+        report
+            .diagnostics
+            .push(Diagnostic::new(*code, Span::new(0, 1), "m"));
     }
     let log = sarif::to_value(&[report]);
     let driver = &log["runs"][0]["tool"]["driver"];
-    assert!(driver["informationUri"].as_str().is_some_and(|u| u.starts_with("https://")));
+    assert!(driver["informationUri"]
+        .as_str()
+        .is_some_and(|u| u.starts_with("https://")));
     let rules = driver["rules"].as_array().cloned().unwrap_or_default();
     assert_eq!(rules.len(), Code::ALL.len());
     for rule in &rules {
         let id = rule["id"].as_str().unwrap_or("");
         for key in ["fullDescription", "shortDescription"] {
-            assert!(rule[key]["text"].as_str().is_some_and(|t| !t.is_empty()), "{id} {key}");
+            assert!(
+                rule[key]["text"].as_str().is_some_and(|t| !t.is_empty()),
+                "{id} {key}"
+            );
         }
-        assert!(rule["help"]["text"].as_str().is_some_and(|t| t.contains("docs/diagnostics.md")));
+        assert!(rule["help"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("docs/diagnostics.md")));
         let markdown = rule["help"]["markdown"].as_str().unwrap_or("");
-        assert!(markdown.contains(&format!("docs/diagnostics.md#{id})")), "{markdown}");
-        assert!(rule["helpUri"].as_str().is_some_and(|u| u.ends_with(&format!("#{id}"))));
+        assert!(
+            markdown.contains(&format!("docs/diagnostics.md#{id})")),
+            "{markdown}"
+        );
+        assert!(rule["helpUri"]
+            .as_str()
+            .is_some_and(|u| u.ends_with(&format!("#{id}"))));
         let name = rule["name"].as_str().unwrap_or("");
-        assert!(!name.eq_ignore_ascii_case(id), "{id}: a name equal to the id is omitted");
+        assert!(
+            !name.eq_ignore_ascii_case(id),
+            "{id}: a name equal to the id is omitted"
+        );
     }
     assert_eq!(rules[4]["name"], "NotApplicable");
-    assert!(rules[2]["name"].is_null(), "`unavailable` has no distinct name");
+    assert!(
+        rules[2]["name"].is_null(),
+        "`unavailable` has no distinct name"
+    );
     assert_valid(&log);
 }
 
@@ -234,12 +285,17 @@ fn the_schema_check_catches_what_the_old_output_did() {
     // The same log with the raw name, as routex wrote before encoding: the
     // format check must see it, or the tests above prove nothing.
     let mut report = Report::new("a b#1.routes", "x");
-    report.diagnostics.push(Diagnostic::new(Code::SyntaxError, Span::new(0, 1), "m"));
+    report
+        .diagnostics
+        .push(Diagnostic::new(Code::SyntaxError, Span::new(0, 1), "m"));
     let mut log = sarif::to_value(&[report]);
     assert_valid(&log);
     log["runs"][0]["artifacts"][0]["location"]["uri"] = "a b#1.routes".into();
     assert!(!validator().is_valid(&log));
     log["runs"][0]["artifacts"][0]["location"]["uri"] = "a%20b%231.routes".into();
     log["runs"][0]["tool"]["driver"]["informationUri"] = "docs/cli.md".into();
-    assert!(!validator().is_valid(&log), "informationUri must be absolute");
+    assert!(
+        !validator().is_valid(&log),
+        "informationUri must be absolute"
+    );
 }
