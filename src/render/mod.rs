@@ -4,7 +4,6 @@
 //! Every renderer takes the reports of one run (one per source) and returns
 //! the text to print; none of them writes to a stream or knows about clap.
 
-mod columns;
 pub mod explain;
 pub mod github;
 #[cfg(feature = "cli")]
@@ -17,7 +16,7 @@ mod rules;
 pub mod sarif;
 mod uri;
 
-pub use location::{locate, Location};
+pub use location::{locate, Location, Locator};
 
 use crate::diag::Report;
 

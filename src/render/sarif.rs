@@ -1,15 +1,15 @@
 //! `--format sarif`: SARIF 2.1.0 as GitHub code scanning accepts it (docs/cli.md
 //! "sarif" lists every property). One run, one rule per code that occurs
-//! (in `Code::ALL` order), columns in UTF-16 code units (SARIF's default).
+//! (in `Code::ALL` order), columns in UTF-16 code units (SARIF's default,
+//! from the line index).
 //!
 //! Files are artifacts by URI: a relative path is a percent-encoded relative
 //! reference against `%SRCROOT%` (the directory routex ran in), an absolute
 //! one a `file:` URI. Inline sources (`arg:N` expressions, `<stdin>`) are
 //! artifacts under `ROUTEX_INLINE` whose text is embedded in `run.artifacts`.
 
-use super::columns::Utf16Columns;
-use super::{locate, rules, uri, STDIN_NAME};
-use crate::diag::{Code, Diagnostic, Report, Severity};
+use super::{rules, uri, Locator, STDIN_NAME};
+use crate::diag::{Code, Diagnostic, Report, Severity, Span};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -50,19 +50,23 @@ pub fn to_value_in(reports: &[Report], working_directory: Option<&str>) -> Value
         if report.diagnostics.is_empty() {
             continue;
         }
-        let mut columns = Utf16Columns::new(&report.text);
+        let locator = Locator::new(report);
         let mut seen: HashMap<u64, usize> = HashMap::new();
         for d in &report.diagnostics {
             let rule_index = used.iter().position(|c| *c == d.code).unwrap_or(0);
-            let fingerprint = fingerprint(report, d, &location, &mut seen);
-            results.push(result(
-                report,
-                d,
-                rule_index,
-                &location,
-                &mut columns,
-                fingerprint,
-            ));
+            let at = locator.locate(d.span);
+            let fingerprint = fingerprint(report, d, at.span, &location, &mut seen);
+            let start = locator.index().position(at.span.start);
+            let end = locator.index().position(at.span.end);
+            let region = json!({
+                "startLine": start.line,
+                "startColumn": start.utf16_column,
+                "endLine": end.line,
+                "endColumn": end.utf16_column,
+                "byteOffset": at.span.start,
+                "byteLength": at.span.end - at.span.start,
+            });
+            results.push(result(d, rule_index, &location, region, fingerprint));
         }
     }
     let mut bases = Map::new();
@@ -174,14 +178,12 @@ fn artifact(report: &Report, location: &Value) -> Value {
 }
 
 fn result(
-    report: &Report,
     d: &Diagnostic,
     rule_index: usize,
     location: &Value,
-    columns: &mut Utf16Columns,
+    region: Value,
     fingerprint: String,
 ) -> Value {
-    let at = locate(report, d.span);
     let mut text = d.message.clone();
     if let Some(help) = &d.help {
         text.push_str("\nhelp: ");
@@ -193,17 +195,7 @@ fn result(
         "level": level(d.severity),
         "message": {"text": text},
         "locations": [{
-            "physicalLocation": {
-                "artifactLocation": location,
-                "region": {
-                    "startLine": at.line,
-                    "startColumn": columns.column(at.line, at.column),
-                    "endLine": at.end_line,
-                    "endColumn": columns.column(at.end_line, at.end_column),
-                    "byteOffset": at.span.start,
-                    "byteLength": at.span.end - at.span.start,
-                }
-            }
+            "physicalLocation": {"artifactLocation": location, "region": region}
         }],
         "partialFingerprints": {FINGERPRINT: fingerprint},
     })
@@ -216,17 +208,17 @@ fn result(
 fn fingerprint(
     report: &Report,
     d: &Diagnostic,
+    span: Span,
     location: &Value,
     seen: &mut HashMap<u64, usize>,
 ) -> String {
-    let at = locate(report, d.span);
     // At most 256 bytes of it: a span over a whole file must not make
     // every fingerprint cost the file.
-    let mut end = at.span.end.min(at.span.start + 256);
+    let mut end = span.end.min(span.start + 256);
     while !report.text.is_char_boundary(end) {
         end -= 1;
     }
-    let pointed = report.text.get(at.span.start..end).unwrap_or("");
+    let pointed = report.text.get(span.start..end).unwrap_or("");
     let mut key = Vec::new();
     for part in [
         location["uri"].as_str().unwrap_or(""),
