@@ -25,6 +25,7 @@ pub mod scenario;
 pub mod sweep;
 pub mod time;
 pub mod topology;
+pub mod tune;
 pub mod views;
 pub mod wait;
 pub mod workload;

@@ -11,3 +11,4 @@ mod publish;
 mod scenario;
 mod snapshots;
 mod support;
+mod tune;
