@@ -8,6 +8,7 @@
 //! run order) -> [`run`] (one run: events, routers, engines) -> [`metrics`]
 //! -> [`output`] and [`plot`].
 
+pub mod baselines;
 pub mod calibrate;
 pub mod engine;
 pub mod events;
