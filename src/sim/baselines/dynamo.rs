@@ -70,9 +70,7 @@ pub fn select(
     let (lo, hi) = live().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, c)| {
         (lo.min(c), hi.max(c))
     });
-    if live().next().is_none() {
-        return None;
-    }
+    live().next()?;
     let u = u.clamp(0.0, 1.0 - f64::EPSILON);
     if temperature <= 0.0 {
         let ties: Vec<usize> = live().filter(|&(_, c)| c == lo).map(|(i, _)| i).collect();
