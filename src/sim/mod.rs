@@ -25,6 +25,5 @@ pub mod scenario;
 pub mod sweep;
 pub mod time;
 pub mod topology;
-pub mod views;
 pub mod wait;
 pub mod workload;

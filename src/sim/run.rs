@@ -8,16 +8,15 @@ use super::metrics::{self, Bin, Outcome, Record, RunDiagnostics, RunMetrics};
 use super::park::{wake_mask, ParkingLot, WaitMode};
 use super::policy::{PolicyKind, WakeRule};
 use super::publish::Coalescer;
-use super::pylon::{Pylon, PylonConfig, StatsReport};
+use super::pylon::{expected_queue_ms, router_view, Pylon, PylonConfig, StatsReport};
 use super::rng::{stream, Stream};
 use super::time::{from_ms, from_secs, one_way, to_duration, Micros};
 use super::topology::Topology;
-use super::views::RouterView;
 use super::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use super::workload::{self, Plan, PlanShape, WorkloadSpec};
 use crate::balancer::estimate::has_capacity;
 use crate::balancer::{Balancer, Request, Scratch};
-use crate::router::WaitLoop;
+use crate::router::{CandidateView, ReservationId, WaitLoop};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -93,7 +92,7 @@ struct ReqState {
     dispatched_at: Micros,
     rank_depth: u32,
     /// The dispatch in flight: its reservation and expected queue time.
-    reservation: u64,
+    reservation: Option<ReservationId>,
     expected_queue_ms: Option<u64>,
     received_at: Micros,
     slot_since: Micros,
@@ -113,7 +112,7 @@ impl ReqState {
             attempts: 0,
             dispatched_at: 0,
             rank_depth: 0,
-            reservation: 0,
+            reservation: None,
             expected_queue_ms: None,
             received_at: 0,
             slot_since: 0,
@@ -136,7 +135,7 @@ struct Sim<'a> {
     resolved: usize,
     engines: Vec<Engine>,
     pylons: Vec<Pylon>,
-    views: Vec<RouterView>,
+    views: Vec<CandidateView>,
     /// Every report published so far; `StatsArrive` events index it.
     reports: Vec<Rc<StatsReport>>,
     balancers: Vec<Balancer>,
@@ -146,7 +145,6 @@ struct Sim<'a> {
     scratch: Scratch,
     /// One-way delay [router][backend].
     one_way: Vec<Vec<Micros>>,
-    next_reservation: u64,
     stats: RunStats,
     slots_in_use: u64,
     /// Fast mode only: parked requests, which view changes wake them, and a
@@ -194,7 +192,7 @@ impl<'a> Sim<'a> {
         let idle: Vec<_> = pylons.iter().map(|p| Rc::new(p.report())).collect();
         let ids: Vec<String> = topo.backends.iter().map(|b| b.id.clone()).collect();
         let views = (0..topo.routers.len())
-            .map(|r| RouterView::new(&ids, &topo.router_rtts(r), &idle))
+            .map(|r| router_view(&ids, &topo.router_rtts(r), &idle))
             .collect();
         let one_way = topo
             .routers
@@ -227,7 +225,6 @@ impl<'a> Sim<'a> {
             wait: WaitLoop::new(Some(s.max_wait_ms)),
             scratch: Scratch::default(),
             one_way,
-            next_reservation: 0,
             stats: RunStats::default(),
             slots_in_use: 0,
             lot: match s.mode {
@@ -313,7 +310,8 @@ impl<'a> Sim<'a> {
             } => {
                 let report = &self.reports[report as usize];
                 if let Some(v) = self.views.get_mut(router as usize) {
-                    v.stats_arrive(backend as usize, Rc::clone(report));
+                    // Pylon reports are well-formed; a malformed one is ignored.
+                    let _ = v.report_at(backend as usize, 0, &report.backend_stats());
                     self.view_changed(router as usize, backend as usize);
                 }
             }
@@ -455,10 +453,8 @@ impl<'a> Sim<'a> {
         let p = self.plan.requests[idx];
         let router = p.router as usize;
         let view = &mut self.views[router];
-        let expected_queue_ms = view.expected_queue_ms(backend);
-        self.next_reservation += 1;
-        let reservation = self.next_reservation;
-        view.reserve(backend, reservation, p.input);
+        let expected_queue_ms = view.snapshots().get(backend).and_then(expected_queue_ms);
+        let reservation = view.reserve(backend, 0, 0, p.input);
         let st = &mut self.reqs[idx];
         st.dispatched_at = self.now;
         st.backend = backend as u32;
@@ -496,7 +492,8 @@ impl<'a> Sim<'a> {
         let idx = i as usize;
         let router = self.plan.requests[idx].router as usize;
         let (backend, reservation) = (self.reqs[idx].backend, self.reqs[idx].reservation);
-        if self.views[router].unreserve(backend as usize, reservation) {
+        let released = reservation.is_some_and(|r| self.views[router].release(r));
+        if released {
             self.view_changed(router, backend as usize);
         }
         if self.reqs[idx].outcome.is_some() {
