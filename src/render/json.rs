@@ -1,4 +1,4 @@
-//! `--format json`: the version-1 diagnostics document (language.md 5.1).
+//! `--format json`: the version-1 diagnostics document (docs/contract.md 5.1).
 //!
 //! `help` is always present, `null` when a diagnostic has none, so every
 //! entry has the same keys.

@@ -344,7 +344,7 @@ impl CandidateView {
         }
         b.max_tps = match stats.max_input_tps {
             Some(m) if m.is_finite() && m > 0.0 => Some(m),
-            Some(m) if m == 0.0 => None,
+            Some(0.0) => None,
             Some(m) => {
                 invalid = invalid.or(Some(("max_input_tps", m)));
                 None

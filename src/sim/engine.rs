@@ -1,4 +1,4 @@
-//! Engine model v1, `mockdynamo-v1` (simulator.md A4): slots with a FIFO wait
+//! Engine model v1, `mockdynamo-v1` (docs/simulator-model.md A4): slots with a FIFO wait
 //! queue, independent per-request prefill of uncached tokens, a per-key LRU
 //! KV cache and a per-request decode rate. This type holds the state; the run
 //! loop schedules its events with the timings computed here.

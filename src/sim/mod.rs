@@ -1,5 +1,5 @@
 //! `routex sim`: a deterministic discrete-event simulator that drives the
-//! balancer core in virtual time (simulator.md). It models the routers
+//! balancer core in virtual time (docs/simulator-model.md). It models the routers
 //! around the core (stale stats, reservations, the routing loop), the Pylon
 //! stats agents, the engines and the clients; it never decides a route
 //! itself.

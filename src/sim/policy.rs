@@ -1,4 +1,4 @@
-//! Scenario policies (simulator.md A7.1): a routing expression compiled by
+//! Scenario policies (docs/simulator-model.md A7.1): a routing expression compiled by
 //! routex, or the built-in `legacy-band-walk` baseline. Either way the
 //! decision comes from the balancer core; nothing here decides.
 
@@ -94,7 +94,7 @@ impl PolicyKind {
     }
 }
 
-/// Which view changes wake a request parked in fast mode (simulator.md
+/// Which view changes wake a request parked in fast mode (docs/simulator-model.md
 /// A11.2): a change of a backend in the request's candidate prefix that
 /// now passes `has_capacity(capacity_limit)`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,5 +1,5 @@
 //! One simulation run: a policy at one offered rate under one seed
-//! (simulator.md A2, A4-A6). Single-threaded and deterministic: the same
+//! (docs/simulator-model.md A2, A4-A6). Single-threaded and deterministic: the same
 //! settings, policy, rate and seed give the same records.
 
 use super::engine::{Engine, EngineParams};

@@ -1,4 +1,4 @@
-//! The scenario file (simulator.md A10.1): schema, validation and policy
+//! The scenario file (docs/simulator-model.md A10.1): schema, validation and policy
 //! compilation. Every problem becomes a `Diagnostic` pointing into the JSON
 //! text where practical; unknown fields are rejected.
 

@@ -1,4 +1,4 @@
-//! The demand plan (simulator.md A8): keys with popularity ranks, Poisson
+//! The demand plan (docs/simulator-model.md A8): keys with popularity ranks, Poisson
 //! arrivals and every per-request draw, taken from the `WORKLOAD` stream in
 //! a fixed order so that every policy sees the same plan.
 

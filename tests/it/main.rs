@@ -2,10 +2,15 @@
 
 mod balancer;
 mod check;
+// The binary and the simulator are features; the library's own tests
+// also run with `--no-default-features`.
+#[cfg(feature = "cli")]
 mod cli;
 mod config;
+#[cfg(feature = "cli")]
 mod docs;
 mod router;
+#[cfg(feature = "sim")]
 mod sim;
 mod support;
 mod syntax;

@@ -1,4 +1,4 @@
-//! Tests for the sim layer (simulator.md A12).
+//! Tests for the sim layer (docs/simulator-model.md A12).
 
 mod calibration;
 mod calibration_policies;

@@ -1,5 +1,5 @@
 //! Every renderer on hand-made reports: exact shapes of the machine formats
-//! (language.md 5.1, GitHub commands, SARIF 2.1.0) and the plain human output.
+//! (docs/contract.md 5.1, GitHub commands, SARIF 2.1.0) and the plain human output.
 
 use routex::diag::{Code, Diagnostic, Report, Severity, Span};
 use routex::render::{github, human, json, sarif};
