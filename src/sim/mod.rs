@@ -6,12 +6,13 @@
 //!
 //! Codemap: [`scenario`] (file, validation, policies) -> [`sweep`] (threads,
 //! run order) -> [`run`] (one run: events, routers, engines) -> [`metrics`]
-//! -> [`output`] and [`plot`].
+//! -> [`output`] and [`plot`]. A run plugs together three parts behind small
+//! interfaces: [`workload`] (where requests come from), [`engine`] (how a
+//! backend serves them) and [`routers`] (how a simulated router decides).
 
 pub mod calibrate;
 pub mod engine;
 pub mod events;
-pub mod kv;
 pub mod metrics;
 pub mod output;
 pub mod park;
@@ -20,6 +21,7 @@ pub mod policy;
 pub mod publish;
 pub mod pylon;
 pub mod rng;
+pub mod routers;
 pub mod run;
 pub mod scenario;
 pub mod sweep;

@@ -2,6 +2,7 @@
 //! routex, or the built-in `legacy-band-walk` baseline. Either way the
 //! decision comes from the balancer core; nothing here decides.
 
+use super::routers::{CoreRouter, SimRouter};
 use crate::balancer::{open_prefix, Balancer};
 use crate::check;
 use crate::diag::{Code, Diagnostic, Span};
@@ -36,14 +37,19 @@ pub enum PolicyKind {
 }
 
 impl PolicyKind {
-    pub fn instantiate(&self) -> Balancer {
-        match self {
+    /// One router's decision maker for this policy.
+    pub fn instantiate(&self) -> Box<dyn SimRouter> {
+        let balancer = match self {
             PolicyKind::Core(p) => Balancer::new(p),
             PolicyKind::Legacy {
                 settings,
                 initial_wait_ms,
             } => Balancer::legacy_band_walk(settings, *initial_wait_ms),
-        }
+        };
+        Box::new(CoreRouter {
+            balancer,
+            wake: self.wake_rule(),
+        })
     }
 
     pub fn wake_rule(&self) -> WakeRule {

@@ -5,6 +5,7 @@ mod calibration_policies;
 mod cli;
 mod core;
 mod determinism;
+mod engine_v2;
 mod fast;
 mod invariants;
 mod publish;
