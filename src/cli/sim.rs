@@ -45,6 +45,9 @@ pub struct RunArgs {
     /// `fast` with `--quick`, `faithful` otherwise.
     #[arg(long, value_parser = ["faithful", "fast"])]
     pub mode: Option<String>,
+    /// Replays this trace file instead of the scenario's `trace.path`.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
 }
 
 /// Runs `routex sim`; returns the exit code (0 ok, 1 invalid scenario,
@@ -71,10 +74,12 @@ fn print_report(report: &Report) {
 /// Loads the scenario (file or built-in) and applies the overrides.
 pub fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
     let (name, text) = match &a.scenario {
-        Some(path) => match std::fs::read_to_string(path) {
+        // The 4 MiB input limit applies to the scenario; a trace is
+        // streamed and bounded by what it holds (workload::trace::Limits).
+        Some(path) => match crate::config::read_source(path) {
             Ok(t) => (path.display().to_string(), t),
             Err(e) => {
-                eprintln!("routex sim: cannot read {}: {e}", path.display());
+                eprintln!("routex sim: cannot read {e}");
                 return Err(2);
             }
         },
@@ -83,7 +88,11 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
             scenario::DEFAULT_SCENARIO.to_string(),
         ),
     };
-    let mut prepared = match scenario::load(&name, &text) {
+    let options = scenario::LoadOptions {
+        dir: a.scenario.as_deref().and_then(Path::parent),
+        trace: a.trace.as_deref(),
+    };
+    let mut prepared = match scenario::load_with(&name, &text, options) {
         Ok(p) => p,
         Err(report) => {
             print_report(&report);
