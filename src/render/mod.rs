@@ -14,7 +14,7 @@ mod location;
 mod plain;
 pub mod sarif;
 
-pub use location::{locate, Location};
+pub use location::{locate, Location, Locator};
 
 use crate::diag::Report;
 

@@ -20,6 +20,9 @@ mod admission;
 mod cache;
 mod clock;
 mod engine;
+pub mod headers;
+#[cfg(feature = "http")]
+mod http_response;
 mod metrics;
 mod options;
 mod rejection;
@@ -32,6 +35,7 @@ mod wait;
 pub use admission::{check_affinity_key, check_input_work, input_work, InputWork};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use engine::Engine;
+pub use headers::RequestHeaders;
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
 pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
 pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};

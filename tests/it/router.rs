@@ -9,6 +9,7 @@ mod concurrency;
 mod decide_cli;
 #[cfg(feature = "cli")]
 mod decide_input;
+mod headers;
 mod merge;
 mod properties;
 mod rejection;

@@ -13,3 +13,4 @@ mod scenario;
 mod snapshots;
 mod support;
 mod trace;
+mod tune;

@@ -163,6 +163,12 @@ impl Prepared {
         self.settings.warmup_s = warmup_s;
         self.settings.measure_s = measure_s;
     }
+
+    /// The base configuration's route table, which policy strings compile
+    /// against (the permissive default without `base_config`).
+    pub fn route_table(&self) -> Option<RouteTable> {
+        base_table(&self.file, "", &mut Vec::new())
+    }
 }
 
 /// Where a scenario's files are found.
