@@ -16,4 +16,5 @@ mod rejection;
 mod resolution;
 mod round_robin;
 mod support;
+mod view;
 mod wait;
