@@ -32,6 +32,10 @@ pub struct RouterView {
     base: Vec<Rc<StatsReport>>,
     res: Vec<Reservations>,
     snapshots: Vec<ClusterSnapshot>,
+    /// Per backend, Σ input of the live requests (the report's total plus
+    /// the pending reservations): ref 1.3's `total_query_input_size`,
+    /// which `ClusterSnapshot` does not carry; read by the baselines.
+    live_input: Vec<u64>,
 }
 
 impl RouterView {
@@ -51,6 +55,7 @@ impl RouterView {
             base: initial.to_vec(),
             res: vec![Reservations::default(); ids.len()],
             snapshots,
+            live_input: vec![0; ids.len()],
         };
         for b in 0..ids.len() {
             view.refresh(b);
@@ -60,6 +65,10 @@ impl RouterView {
 
     pub fn snapshots(&self) -> &[ClusterSnapshot] {
         &self.snapshots
+    }
+
+    pub fn live_input(&self) -> &[u64] {
+        &self.live_input
     }
 
     pub fn pending(&self, backend: usize) -> usize {
@@ -141,6 +150,9 @@ impl RouterView {
             return;
         };
         let n = res.list.len() as u64;
+        if let Some(live) = self.live_input.get_mut(backend) {
+            *live = base.total_input.saturating_add(res.input);
+        }
         s.last_mean_input_tps = base.last_mean_tps;
         s.max_input_tps = base.max_input_tps;
         s.queue_size = base.input_phase + n;
@@ -188,6 +200,7 @@ mod tests {
         let s = &v.snapshots()[1];
         assert_eq!((s.queue_size, s.num_running_queries), (2, 2));
         assert_eq!(s.queued_input_size, 10_500);
+        assert_eq!(v.live_input(), &[0, 10_500]);
         assert!(
             s.queue_time_estimate_ms_by_priority.is_empty(),
             "empty map stays empty"

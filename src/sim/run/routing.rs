@@ -55,6 +55,7 @@ impl Sim<'_> {
             &excluded_vec
         };
         let ask = Ask {
+            id: i,
             request: Request {
                 model: &self.s.model,
                 // A blank routing key is an absent one (ref 1.1).
@@ -68,6 +69,7 @@ impl Sim<'_> {
             },
             blocks: self.plan.blocks_of(&p),
             block_tokens: self.plan.block_tokens,
+            live_input: self.views[router].live_input(),
             now: self.now,
         };
         self.stats.decisions += 1;
@@ -136,7 +138,11 @@ impl Sim<'_> {
         let p = self.plan.requests[idx];
         let router = p.router as usize;
         let view = &mut self.views[router];
-        let expected_queue_ms = view.expected_queue_ms(backend);
+        let expected_queue_ms = if self.routers[router].sends_expected_queue() {
+            view.expected_queue_ms(backend)
+        } else {
+            None
+        };
         self.next_reservation += 1;
         let reservation = self.next_reservation;
         view.reserve(backend, reservation, p.input);
@@ -146,6 +152,7 @@ impl Sim<'_> {
         st.rank_depth = rank_depth;
         st.reservation = reservation;
         st.expected_queue_ms = expected_queue_ms;
+        st.held = true;
         let at = self.now + self.one_way[router][backend];
         self.queue.push(at, Event::BackendReceive(i));
     }
@@ -157,6 +164,7 @@ impl Sim<'_> {
         if self.views[router].unreserve(backend as usize, reservation) {
             self.view_changed(router, backend as usize);
         }
+        self.release_at_router(i);
         if self.reqs[idx].outcome.is_some() {
             return;
         }
@@ -169,5 +177,14 @@ impl Sim<'_> {
             st.excluded.push(backend);
         }
         self.route(i);
+    }
+
+    /// Tells the request's router that its dispatch is over (once).
+    pub(super) fn release_at_router(&mut self, i: ReqId) {
+        let st = &mut self.reqs[i as usize];
+        if std::mem::take(&mut st.held) {
+            let router = self.plan.requests[i as usize].router as usize;
+            self.routers[router].finished(i, st.backend as usize);
+        }
     }
 }
