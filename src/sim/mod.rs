@@ -29,6 +29,5 @@ pub mod sweep;
 pub mod time;
 pub mod topology;
 pub mod tune;
-pub mod views;
 pub mod wait;
 pub mod workload;

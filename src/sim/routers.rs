@@ -26,9 +26,6 @@ pub struct Ask<'a> {
     pub blocks: &'a [u32],
     /// Tokens per block.
     pub block_tokens: u64,
-    /// Per backend, Σ input of the live requests as the router's view
-    /// shows them (ref 1.3 `total_query_input_size`).
-    pub live_input: &'a [u64],
     pub now: Micros,
 }
 

@@ -239,14 +239,14 @@ impl GieRouter {
     /// are any, else the live requests' input over the engine's capacity
     /// (an upper estimate: waiting requests count, shared prefixes count
     /// once per request).
-    fn usage(&self, c: &ClusterSnapshot, live_input: u64) -> f64 {
+    fn usage(&self, c: &ClusterSnapshot) -> f64 {
         if c.kv_cache_capacity_tokens > 0 {
             return c.kv_cache_used_tokens as f64 / c.kv_cache_capacity_tokens as f64;
         }
         if self.kv_capacity_tokens == 0 {
             return 0.0;
         }
-        live_input as f64 / self.kv_capacity_tokens as f64
+        c.total_query_input_size as f64 / self.kv_capacity_tokens as f64
     }
 }
 
@@ -283,9 +283,9 @@ impl SimRouter for GieRouter {
                 matched_blocks: index.matched(b, ask.blocks) as u64,
             }));
         }
-        for (b, (e, c)) in endpoints.iter_mut().zip(view).enumerate() {
+        for (e, c) in endpoints.iter_mut().zip(view) {
             if let Some(e) = e {
-                e.kv_usage = self.usage(c, ask.live_input.get(b).copied().unwrap_or(0));
+                e.kv_usage = self.usage(c);
             }
         }
         gie::score(

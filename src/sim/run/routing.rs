@@ -8,6 +8,7 @@ use crate::balancer::Request;
 use crate::sim::events::{Event, ReqId};
 use crate::sim::metrics::Outcome;
 use crate::sim::park::WaitMode;
+use crate::sim::pylon::expected_queue_ms;
 use crate::sim::routers::Ask;
 use crate::sim::time::to_duration;
 use crate::sim::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
@@ -69,7 +70,6 @@ impl Sim<'_> {
             },
             blocks: self.plan.blocks_of(&p),
             block_tokens: self.plan.block_tokens,
-            live_input: self.views[router].live_input(),
             now: self.now,
         };
         self.stats.decisions += 1;
@@ -139,13 +139,11 @@ impl Sim<'_> {
         let router = p.router as usize;
         let view = &mut self.views[router];
         let expected_queue_ms = if self.routers[router].sends_expected_queue() {
-            view.expected_queue_ms(backend)
+            view.snapshots().get(backend).and_then(expected_queue_ms)
         } else {
             None
         };
-        self.next_reservation += 1;
-        let reservation = self.next_reservation;
-        view.reserve(backend, reservation, p.input);
+        let reservation = view.reserve(backend, 0, 0, p.input);
         let st = &mut self.reqs[idx];
         st.dispatched_at = self.now;
         st.backend = backend as u32;
@@ -161,7 +159,8 @@ impl Sim<'_> {
         let idx = i as usize;
         let router = self.plan.requests[idx].router as usize;
         let (backend, reservation) = (self.reqs[idx].backend, self.reqs[idx].reservation);
-        if self.views[router].unreserve(backend as usize, reservation) {
+        let released = reservation.is_some_and(|r| self.views[router].release(r));
+        if released {
             self.view_changed(router, backend as usize);
         }
         self.release_at_router(i);
