@@ -34,8 +34,9 @@ pub struct RunArgs {
     /// Writes summary.json, summary.csv, timeseries.csv and plot.svg here.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Worker threads (runs are independent; output does not depend on it).
-    #[arg(long, default_value_t = 1)]
+    /// Worker threads, at least 1 (runs are independent; output does not
+    /// depend on it).
+    #[arg(long, default_value_t = 1, value_parser = jobs)]
     pub jobs: usize,
     /// Seed 1 only, 30 s warmup and 90 s measured.
     #[arg(long)]
@@ -48,6 +49,15 @@ pub struct RunArgs {
     /// `fast` with `--quick`, `faithful` otherwise.
     #[arg(long, value_parser = ["faithful", "fast"])]
     pub mode: Option<String>,
+}
+
+/// `--jobs`: a thread count of at least 1 (0 would run nothing).
+pub fn jobs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("at least 1 worker thread is needed".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Runs `routex sim`; returns the exit code (0 ok, 1 invalid scenario,
@@ -75,12 +85,9 @@ fn print_report(report: &Report) {
 /// Loads the scenario (file or built-in) and applies the overrides.
 pub fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
     let (name, text) = match &a.scenario {
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(t) => (path.display().to_string(), t),
-            Err(e) => {
-                eprintln!("routex sim: cannot read {}: {e}", path.display());
-                return Err(2);
-            }
+        Some(path) => match super::input::read_text(path) {
+            Ok(t) => (super::input::source_name(path), t),
+            Err(e) => return Err(super::output::usage_error(e)),
         },
         None => (
             scenario::DEFAULT_SOURCE.to_string(),
@@ -116,8 +123,7 @@ fn run_scenario(a: &RunArgs) -> i32 {
     };
     if let Some(dir) = &a.out {
         if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("routex sim: cannot create {}: {e}", dir.display());
-            return 2;
+            return super::output::usage_error(format!("{}: cannot create: {e}", dir.display()));
         }
     }
     let started = Instant::now();
@@ -154,10 +160,7 @@ fn run_scenario(a: &RunArgs) -> i32 {
     match &a.out {
         Some(dir) => match write_outputs(dir, &prepared, prepared.settings.mode.name(), &runs) {
             Ok(()) => 0,
-            Err(e) => {
-                eprintln!("routex sim: cannot write to {}: {e}", dir.display());
-                2
-            }
+            Err(e) => super::output::usage_error(format!("{}: cannot write: {e}", dir.display())),
         },
         None => 0,
     }
