@@ -1,5 +1,6 @@
 //! Tests for the sim layer (docs/simulator-model.md A12).
 
+mod baselines;
 mod calibration;
 mod calibration_policies;
 mod cli;
