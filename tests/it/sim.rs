@@ -11,6 +11,7 @@ mod fast;
 mod invariants;
 mod publish;
 mod scenario;
+mod shard;
 mod snapshots;
 mod support;
 mod trace;
