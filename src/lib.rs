@@ -12,7 +12,8 @@
 //!    snapshot;
 //! 4. [`router`]: route tables at run time, per-request expressions, the
 //!    expression cache, admission and rejections;
-//! 5. [`sim`]: the discrete-event simulator, and [`cli`]: the binary.
+//! 5. [`sim`]: the discrete-event simulator, [`lsp`]: the editor server,
+//!    and [`cli`]: the binary.
 
 pub mod balancer;
 pub mod check;
@@ -20,6 +21,7 @@ pub mod cli;
 pub mod config;
 pub mod diag;
 pub mod ir;
+pub mod lsp;
 pub mod render;
 pub mod router;
 pub mod sim;

@@ -135,7 +135,9 @@ impl Reader<'_> {
                         .chain(["algorithm", "request_algorithms"]);
                     let d = Diagnostic::new(Code::UnknownField, m.key_span, message.clone());
                     match did_you_mean(&m.key, candidates) {
-                        Some(best) => d.with_help(format!("did you mean `{best}`?")),
+                        Some(best) => d
+                            .with_help(format!("did you mean `{best}`?"))
+                            .with_suggestion(format!("\"{best}\"")),
                         None => d,
                     }
                 }

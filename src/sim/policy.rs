@@ -225,7 +225,11 @@ fn compile_legacy(
     let expression = format!("pulsar-wait-and-widen({})", kept.join(", "));
     let definition = check::compile_request_expression(table, model, &expression).map_err(|d| {
         // Spans point into the rewritten text: show the whole policy instead.
-        vec![Diagnostic { span: whole, ..*d }]
+        vec![Diagnostic {
+            span: whole,
+            suggestion: None,
+            ..*d
+        }]
     })?;
     match &definition.policy.settings {
         Settings::PulsarWaitAndWiden(settings) => Ok(PolicyKind::Legacy {

@@ -437,6 +437,8 @@ fn base_table(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) -> Opt
         errors.push(Diagnostic {
             span,
             message: format!("base_config: {}", d.message),
+            // The span is the key now, not the text the fix would replace.
+            suggestion: None,
             ..d.clone()
         });
     }
@@ -469,6 +471,7 @@ fn compile_policies(
             None => Diagnostic {
                 span: key_span(text, name),
                 message: format!("policy `{name}`: {}", d.message),
+                suggestion: None,
                 ..d
             },
         };

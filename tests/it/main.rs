@@ -5,6 +5,7 @@ mod check;
 mod cli;
 mod config;
 mod docs;
+mod lsp;
 mod router;
 mod sim;
 mod support;
