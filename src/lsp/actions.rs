@@ -24,7 +24,12 @@ pub fn code_actions(
     let wanted = document.lines.span(text, range);
     let overlaps = |s: Span| s.start <= wanted.end && wanted.start <= s.end;
     let mut out = Vec::new();
-    for d in analysis.report.diagnostics.iter().filter(|d| overlaps(d.span)) {
+    for d in analysis
+        .report
+        .diagnostics
+        .iter()
+        .filter(|d| overlaps(d.span))
+    {
         let Some((title, span, new_text)) = fix(document, d) else {
             continue;
         };

@@ -203,7 +203,10 @@ fn route_items<'a>(
     others: impl Iterator<Item = &'a Document>,
 ) -> Vec<Item> {
     let cursor = context::cursor(text, offset, expression);
-    let replace = cursor.token.unwrap_or(Span::new(offset, offset)).offset(base);
+    let replace = cursor
+        .token
+        .unwrap_or(Span::new(offset, offset))
+        .offset(base);
     match cursor.slot {
         RouteSlot::Keyword => {
             let words: &[&str] = if cursor.in_block {

@@ -90,9 +90,15 @@ pub enum Slot {
     /// A model id after `model`.
     ModelId,
     /// A parameter name of `method`'s argument list, which opens at `open`.
-    Param { method: String, open: usize },
+    Param {
+        method: String,
+        open: usize,
+    },
     /// The value of `param`.
-    Value { method: String, param: String },
+    Value {
+        method: String,
+        param: String,
+    },
     Nothing,
 }
 
@@ -123,7 +129,11 @@ enum State {
 /// The cursor at `offset` in a route file (`expression` false) or in one
 /// expression (`expression` true: the text starts with a method).
 pub fn cursor(text: &str, offset: usize, expression: bool) -> Cursor {
-    let mut state = if expression { State::Method } else { State::Top };
+    let mut state = if expression {
+        State::Method
+    } else {
+        State::Top
+    };
     let mut model: Option<String> = None;
     let mut in_block = false;
     let mut current = None;
@@ -143,7 +153,14 @@ pub fn cursor(text: &str, offset: usize, expression: bool) -> Cursor {
             break;
         }
         let word = text.get(token.span.start..token.span.end).unwrap_or("");
-        state = step(state, token.tok, word, token.span, &mut model, &mut in_block);
+        state = step(
+            state,
+            token.tok,
+            word,
+            token.span,
+            &mut model,
+            &mut in_block,
+        );
     }
     let slot = match state {
         State::Top if !expression => Slot::Keyword,
@@ -200,10 +217,9 @@ fn step(
             State::AfterArgValue(m, o) | State::ArgName(m, o) | State::ArgValue(m, o, _),
             Tok::Punct(b',' | b';'),
         ) => State::ArgName(m, o),
-        (
-            State::AfterArgValue(..) | State::ArgName(..) | State::ArgValue(..),
-            Tok::Punct(b')'),
-        ) => State::Top,
+        (State::AfterArgValue(..) | State::ArgName(..) | State::ArgValue(..), Tok::Punct(b')')) => {
+            State::Top
+        }
         (State::Top | State::AfterMethod(_), Tok::Punct(b'{')) => {
             *in_block = model.is_some();
             State::Top
@@ -282,10 +298,13 @@ mod tests {
         assert_eq!((c.slot, c.in_block), (Slot::Method, true));
         assert_eq!(at("# allow |", false).slot, Slot::Keyword);
         assert_eq!(at("model \"|", false).slot, Slot::ModelId);
-        assert_eq!(at("pulsar(|", true).slot, Slot::Param {
-            method: "pulsar".into(),
-            open: 6
-        });
+        assert_eq!(
+            at("pulsar(|", true).slot,
+            Slot::Param {
+                method: "pulsar".into(),
+                open: 6
+            }
+        );
     }
 
     #[test]

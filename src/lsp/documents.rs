@@ -203,12 +203,18 @@ mod tests {
         assert_eq!(k("fleet.routes", ""), Kind::Routes);
         assert_eq!(k("lb-config.json", "[1]"), Kind::Config);
         assert_eq!(
-            k("x.json", r#"{"$schema": "https://example.org/routex/lb-config.schema.json"}"#),
+            k(
+                "x.json",
+                r#"{"$schema": "https://example.org/routex/lb-config.schema.json"}"#
+            ),
             Kind::Config
         );
         assert_eq!(k("x.json", r#"{"models": {}}"#), Kind::Config);
         assert_eq!(k("x.json", "{not json"), Kind::Config);
-        assert_eq!(k("x.json", r#"{"policies": {}, "topology": {}}"#), Kind::Scenario);
+        assert_eq!(
+            k("x.json", r#"{"policies": {}, "topology": {}}"#),
+            Kind::Scenario
+        );
         assert_eq!(k("package.json", r#"{"name": "x"}"#), Kind::Other);
         assert_eq!(classify("notes.txt", "plaintext", "{}").0, Kind::Other);
     }

@@ -331,9 +331,7 @@ fn json_target(text: &str, offset: usize) -> Option<(Target, Span)> {
             Target::Model(word.into(), alg)
         }
         Slot::Key => field_target(text, &cursor, word)?,
-        Slot::Value(key) if key == "default" && path.is_empty() => {
-            Target::Algorithm(word.into())
-        }
+        Slot::Value(key) if key == "default" && path.is_empty() => Target::Algorithm(word.into()),
         Slot::Value(_) if is_request_algorithms(path) => Target::Algorithm(word.into()),
         Slot::Value(_) if matches!(path.as_slice(), [m] if m == "models") => {
             Target::Algorithm(word.into())

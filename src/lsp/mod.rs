@@ -8,6 +8,7 @@
 //! hover, completion, quick fixes, formatting and document symbols. Setup
 //! per editor: docs/editors.md.
 //!
+//! - [`transport`]: stdin/stdout with a read-ahead queue;
 //! - [`server`]: the message loop, cancellation, shutdown;
 //! - [`documents`]: open documents, incremental edits, what kind each is;
 //! - [`analysis`]: the checker's report, table and trees of one text;
@@ -26,6 +27,7 @@ pub mod position;
 mod scan;
 pub mod server;
 pub mod symbols;
+pub mod transport;
 
 use lsp_server::Connection;
 use lsp_types::{
@@ -68,10 +70,10 @@ pub fn capabilities() -> ServerCapabilities {
 /// Serves one client on standard input and output; returns the exit
 /// status (0 after `shutdown` then `exit`, 1 otherwise).
 pub fn run_stdio() -> i32 {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, io_threads) = transport::stdio();
     let status = serve(&connection);
     drop(connection);
-    let _ = io_threads.join();
+    io_threads.join();
     status
 }
 

@@ -17,7 +17,9 @@ pub enum Tok {
     Colon,
     Comma,
     /// A string; `closed` is false when the line ended first.
-    Str { closed: bool },
+    Str {
+        closed: bool,
+    },
     /// A number, literal or stray text.
     Word,
 }

@@ -27,9 +27,9 @@ use serde_json::Value;
 use std::collections::{HashSet, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Messages read ahead of the one being handled: enough to see a
-/// cancellation or a newer edit, bounded so memory is too.
-const MAX_QUEUED: usize = 1024;
+/// Messages taken from the transport ahead of the one being handled:
+/// enough to see a cancellation or a newer edit, bounded so memory is too.
+const MAX_QUEUED: usize = super::transport::READ_AHEAD;
 
 pub struct Server {
     documents: Documents,
@@ -128,7 +128,10 @@ impl Server {
                 if self.documents.open(doc.uri.clone(), document) {
                     self.mark_dirty(doc.uri);
                 } else {
-                    log(connection, "routex: too many open documents; this one is ignored");
+                    log(
+                        connection,
+                        "routex: too many open documents; this one is ignored",
+                    );
                 }
             }
             DidChangeTextDocument::METHOD => {
@@ -145,7 +148,10 @@ impl Server {
                 {
                     self.documents.close(&uri);
                     clear(connection, uri);
-                    log(connection, "routex: document too large; it is no longer served");
+                    log(
+                        connection,
+                        "routex: document too large; it is no longer served",
+                    );
                     return;
                 }
                 self.mark_dirty(uri);

@@ -2,7 +2,7 @@
 //! with ids, and a buffer of the notifications the server sends.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -17,8 +17,8 @@ pub struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     incoming: Receiver<Value>,
-    /// Notifications received while waiting for something else.
-    pub notifications: Vec<Value>,
+    /// Messages received while waiting for something else.
+    pending: Vec<Value>,
     next_id: i64,
 }
 
@@ -63,7 +63,7 @@ impl Client {
             stdin: child.stdin.take(),
             child,
             incoming,
-            notifications: Vec::new(),
+            pending: Vec::new(),
             next_id: 1,
         }
     }
@@ -109,7 +109,11 @@ impl Client {
         self.wait(|m| m.get("id") == Some(&json!(id)) && m.get("method").is_none())
     }
 
+    /// The first message (buffered or new) that `wanted` accepts.
     fn wait(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.pending.iter().position(&wanted) {
+            return self.pending.remove(i);
+        }
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -120,9 +124,7 @@ impl Client {
             if wanted(&message) {
                 return message;
             }
-            if message.get("method").is_some() {
-                self.notifications.push(message);
-            }
+            self.pending.push(message);
         }
     }
 
@@ -131,16 +133,19 @@ impl Client {
         let is_for = |m: &Value| {
             m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
         };
-        if let Some(i) = self.notifications.iter().position(is_for) {
-            let m = self.notifications.remove(i);
-            return m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
-        }
         let m = self.wait(is_for);
-        m["params"]["diagnostics"].as_array().cloned().unwrap_or_default()
+        m["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn open(&mut self, uri: &str, text: &str) {
-        let language = if uri.ends_with(".routes") { "routex" } else { "json" };
+        let language = if uri.ends_with(".routes") {
+            "routex"
+        } else {
+            "json"
+        };
         self.notify(
             "textDocument/didOpen",
             json!({"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}}),
@@ -157,7 +162,14 @@ impl Client {
     }
 
     /// Replaces a range (line, UTF-16 column pairs).
-    pub fn edit(&mut self, uri: &str, version: i32, start: (u32, u32), end: (u32, u32), text: &str) {
+    pub fn edit(
+        &mut self,
+        uri: &str,
+        version: i32,
+        start: (u32, u32),
+        end: (u32, u32),
+        text: &str,
+    ) {
         self.notify(
             "textDocument/didChange",
             json!({"textDocument": {"uri": uri, "version": version},
