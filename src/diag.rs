@@ -339,23 +339,103 @@ impl Report {
     }
 
     /// 1-based line and column (column in characters) of a byte offset.
+    /// Rescans the text: for many offsets build [`Report::line_index`].
     pub fn line_column(&self, offset: usize) -> (usize, usize) {
         line_column(&self.text, offset)
+    }
+
+    /// The line index of the text, built in one pass.
+    pub fn line_index(&self) -> LineIndex {
+        LineIndex::new(&self.text)
     }
 }
 
 /// 1-based line and column (column counted in characters) of a byte offset;
 /// offsets past the end or inside a character clamp to the nearest boundary.
+/// Builds a [`LineIndex`] per call: for one offset only.
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
+    let p = LineIndex::new(text).position(offset);
+    (p.line, p.column)
+}
+
+/// A position in a text; every field is 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    /// In characters (Unicode scalar values), as SARIF's `unicodeCodePoints`.
+    pub column: usize,
+    /// In UTF-16 code units, as the Language Server Protocol counts.
+    pub utf16_column: usize,
+}
+
+/// The line starts and non-ASCII characters of one text, found in one pass
+/// (rust-analyzer's `line-index`), so that a position costs a binary search
+/// instead of a rescan from the start. Lines end at `\n`.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    inner: line_index::LineIndex,
+    len: usize,
+}
+
+impl LineIndex {
+    /// `line-index` counts in `u32`: a text of 4 GiB or more is indexed up
+    /// to that size and later offsets clamp to it (inputs are far smaller:
+    /// docs/cli.md's 4 MiB limit).
+    pub fn new(text: &str) -> Self {
+        let mut len = text.len().min(u32::MAX as usize - 1);
+        while !text.is_char_boundary(len) {
+            len -= 1;
+        }
+        LineIndex {
+            inner: line_index::LineIndex::new(&text[..len]),
+            len,
+        }
     }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = text[line_start..offset].chars().count() + 1;
-    (line, column)
+
+    /// The indexed length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The position of a byte offset; an offset past the end or inside a
+    /// character moves back to the nearest character boundary.
+    pub fn position(&self, offset: usize) -> Position {
+        let mut offset = offset.min(self.len) as u32;
+        let line_col = loop {
+            // Only an offset inside a character (at most 3 bytes in) fails.
+            match self.inner.try_line_col(offset.into()) {
+                Some(lc) => break lc,
+                None if offset > 0 => offset -= 1,
+                None => break line_index::LineCol { line: 0, col: 0 },
+            }
+        };
+        let wide = |enc| {
+            self.inner
+                .to_wide(enc, line_col)
+                .map_or(line_col.col, |w| w.col) as usize
+        };
+        Position {
+            line: line_col.line as usize + 1,
+            column: wide(line_index::WideEncoding::Utf32) + 1,
+            utf16_column: wide(line_index::WideEncoding::Utf16) + 1,
+        }
+    }
+
+    /// The byte range of a 1-based line without its `\n`, if it exists.
+    pub fn line_span(&self, line: usize) -> Option<Span> {
+        let line = u32::try_from(line.checked_sub(1)?).ok()?;
+        let range = self.inner.line(line)?;
+        let (start, mut end) = (usize::from(range.start()), usize::from(range.end()));
+        // Every line but the last ends with its `\n`.
+        if self.inner.line(line + 1).is_some() {
+            end -= 1;
+        }
+        Some(Span::new(start, end))
+    }
 }
 
 #[cfg(test)]
@@ -368,6 +448,27 @@ mod tests {
         assert_eq!(line_column("abc", 0), (1, 1));
         assert_eq!(line_column("abc", 99), (1, 4));
         assert_eq!(line_column("é", 1), (1, 1));
+    }
+
+    #[test]
+    fn line_index_positions_in_characters_and_utf16() {
+        let text = "a😀b\nxé\n";
+        let index = LineIndex::new(text);
+        let at = |o| {
+            let p = index.position(o);
+            (p.line, p.column, p.utf16_column)
+        };
+        assert_eq!(at(0), (1, 1, 1));
+        assert_eq!(at(5), (1, 3, 4));
+        assert_eq!(at(3), (1, 2, 2), "inside the emoji: back to its start");
+        assert_eq!(at(7), (2, 1, 1));
+        assert_eq!(at(8), (2, 2, 2));
+        assert_eq!(at(10), (2, 3, 3));
+        assert_eq!(at(11), (3, 1, 1));
+        assert_eq!(at(999), (3, 1, 1));
+        assert_eq!(index.line_span(1), Some(Span::new(0, 6)));
+        assert_eq!(index.line_span(2), Some(Span::new(7, 10)));
+        assert_eq!(index.line_span(4), None);
     }
 
     #[test]

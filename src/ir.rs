@@ -6,10 +6,10 @@
 //!   what a request expression merges onto (omitted fields keep their
 //!   configured values, static values such as `n = 0` included);
 //! - [`Policy`]: every field resolved, defaults and normalisations applied
-//!   (language.md section 4). Serialises to the IR JSON.
+//!   (docs/contract.md section 4). Serialises to the IR JSON.
 //!
 //! [`RouteTable`] holds both per definition, and resolves a model and method
-//! exactly as stargate does (reference-behaviour.md 4.4).
+//! exactly as stargate does (docs/stargate.md 4.4).
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -35,7 +35,7 @@ pub enum Algorithm {
     PulsarWaitAndWiden,
 }
 
-/// The stargate aliases (reference-behaviour.md 4.2), exact JSON spelling.
+/// The stargate aliases (docs/stargate.md 4.2), exact JSON spelling.
 pub const ALIASES: &[(&str, Algorithm)] = &[
     ("power-of-two", Algorithm::PowerOfN),
     ("powerOf2", Algorithm::PowerOfN),
@@ -123,7 +123,7 @@ impl std::fmt::Display for Algorithm {
     }
 }
 
-/// The five comparators (reference-behaviour.md 3.2).
+/// The five comparators (docs/stargate.md 3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Comparator {
@@ -159,7 +159,7 @@ impl Comparator {
     }
 }
 
-/// Which statistic weights the Pulsar ranking (reference-behaviour.md 3.7).
+/// Which statistic weights the Pulsar ranking (docs/stargate.md 3.7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RendezvousWeight {
@@ -254,7 +254,7 @@ impl AlgorithmConfig {
     }
 }
 
-/// Admission settings shared by every algorithm (reference-behaviour.md 3.9).
+/// Admission settings shared by every algorithm (docs/stargate.md 3.9).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Admission {
     pub require_cache_affinity_key: bool,
@@ -300,7 +300,7 @@ impl BucketSettings {
     }
 }
 
-/// wait-and-widen, resolved (reference-behaviour.md 3.6.1).
+/// wait-and-widen, resolved (docs/stargate.md 3.6.1).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WaitAndWidenSettings {
     pub seed: String,
@@ -323,7 +323,7 @@ pub struct PulsarSettings {
     pub rendezvous_weight: RendezvousWeight,
 }
 
-/// pulsar-wait-and-widen, resolved (reference-behaviour.md 3.8.2).
+/// pulsar-wait-and-widen, resolved (docs/stargate.md 3.8.2).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PulsarWaitAndWidenSettings {
     pub seed: String,
@@ -354,7 +354,7 @@ pub enum Settings {
     PulsarWaitAndWiden(PulsarWaitAndWidenSettings),
 }
 
-/// A fully resolved policy: the IR of language.md section 4.
+/// A fully resolved policy: the IR of docs/contract.md section 4.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Policy {
     pub version: u32,
@@ -400,7 +400,7 @@ pub enum SetKind {
     Default,
 }
 
-/// The result of resolving a method for a model (reference-behaviour.md 4.4).
+/// The result of resolving a method for a model (docs/stargate.md 4.4).
 #[derive(Clone, Debug)]
 pub struct Resolution<'a> {
     pub definition: &'a Arc<Definition>,
@@ -435,14 +435,6 @@ impl RouteTable {
             default: def(Algorithm::PowerOfN),
             request_algorithms: Algorithm::ALL.into_iter().map(|a| (a, def(a))).collect(),
             models: IndexMap::new(),
-        }
-    }
-
-    pub fn set_kind(&self, model: &str) -> SetKind {
-        if self.models.contains_key(model) {
-            SetKind::Model
-        } else {
-            SetKind::Default
         }
     }
 

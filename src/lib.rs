@@ -12,18 +12,34 @@
 //!    snapshot;
 //! 4. [`router`]: route tables at run time, per-request expressions, the
 //!    expression cache, admission and rejections;
-//! 5. [`sim`]: the discrete-event simulator, [`lsp`]: the editor server,
-//!    and [`cli`]: the binary.
+//! 5. [`render`]: diagnostics as JSON, GitHub workflow commands and SARIF
+//!    (and, with the `cli` feature, miette's graphical report).
+//!
+//! The simulator (`sim`, feature `sim`), the editor server (feature `lsp`)
+//! and the command-line interface (feature `cli`, on by default) are clients
+//! of the library. With `default-features = false` routex builds as a lean
+//! embedding library; `docs/embedding.md` lists the public surface and what
+//! each feature adds.
 
 pub mod balancer;
 pub mod check;
-pub mod cli;
 pub mod config;
 pub mod diag;
 pub mod ir;
-pub mod lsp;
 pub mod render;
 pub mod router;
-pub mod sim;
-pub(crate) mod sync;
 pub mod syntax;
+
+#[cfg(feature = "sim")]
+pub mod sim;
+
+#[cfg(feature = "lsp")]
+pub mod lsp;
+
+/// The `routex` binary's commands. Not part of the library's API: the
+/// binary and its tests call [`cli::main`], nothing else is stable.
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod cli;
+
+pub(crate) mod sync;

@@ -1,4 +1,4 @@
-//! Bucketed selection (reference-behaviour.md 3.6.3), shared by
+//! Bucketed selection (docs/stargate.md 3.6.3), shared by
 //! wait-and-widen, pulsar-wait-and-widen and the legacy band walk.
 //!
 //! Candidates are grouped into TTFT buckets; slower buckets unlock as the

@@ -1,4 +1,4 @@
-//! Shared estimates (reference-behaviour.md 3.1, 3.2, 3.6.2): rates, queue
+//! Shared estimates (docs/stargate.md 3.1, 3.2, 3.6.2): rates, queue
 //! and TTFT estimates, capacity, the queue-SLO limit and the comparators.
 //!
 //! Every f64 produced here is NaN-free: a NaN input becomes +inf, the worst

@@ -1,4 +1,4 @@
-//! The stargate hash construction (reference-behaviour.md 3.6.6, 3.7.2):
+//! The stargate hash construction (docs/stargate.md 3.6.6, 3.7.2):
 //! a version byte, then tagged fields, hashed with XXH3-64 (seed 0).
 //!
 //! Bytes are written into a caller-owned buffer, so after warm-up hashing

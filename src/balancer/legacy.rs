@@ -1,8 +1,8 @@
-//! The legacy band walk (reference-behaviour.md 3.8.5), a simulator
+//! The legacy band walk (docs/stargate.md 3.8.5), a simulator
 //! baseline not reachable from the language: bands {1}, {2-3}, {4-7}, ...
 //! each tried on its own, at once, without timed waits.
 //!
-//! `initial_wait_ms` (simulator.md B2.6, default 0) adds "waiting alone":
+//! `initial_wait_ms` (docs/simulator-model.md B2.6, default 0) adds "waiting alone":
 //! before it has elapsed only rank 1 is tried (limit `max_queued`) and the
 //! answer is otherwise Wait for the rest of that time; afterwards the walk
 //! runs unchanged, its unlock clock still counted from arrival.

@@ -7,8 +7,10 @@
 //! [`Scratch`], caches reuse their storage on hits.
 
 mod bucket;
+#[doc(hidden)]
 pub mod estimate;
 mod fifo;
+#[doc(hidden)]
 pub mod hash;
 mod legacy;
 mod power_of_n;
@@ -30,7 +32,7 @@ use crate::ir::{Policy, PulsarWaitAndWidenSettings, Settings};
 use rand::RngCore;
 use std::time::Duration;
 
-/// The per-decision request (reference-behaviour.md 1.2).
+/// The per-decision request (docs/stargate.md 1.2).
 #[derive(Clone, Debug, Default)]
 pub struct Request<'a> {
     pub model: &'a str,
@@ -45,7 +47,7 @@ pub struct Request<'a> {
     pub excluded: &'a [&'a str],
 }
 
-/// One candidate cluster's statistics (reference-behaviour.md 1.3).
+/// One candidate cluster's statistics (docs/stargate.md 1.3).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterSnapshot {
     pub id: String,
@@ -64,7 +66,7 @@ pub struct ClusterSnapshot {
     pub kv_cache_free_tokens: u64,
 }
 
-/// A selection (reference-behaviour.md 2.1).
+/// A selection (docs/stargate.md 2.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Choice {
     /// Position in the caller's candidate slice.
@@ -138,8 +140,8 @@ impl Balancer {
         Balancer { kind }
     }
 
-    /// The legacy band walk of reference-behaviour.md 3.8.5, a simulator
-    /// baseline. `initial_wait_ms` (simulator.md B2.6; 0 = off): until that
+    /// The legacy band walk of docs/stargate.md 3.8.5, a simulator
+    /// baseline. `initial_wait_ms` (docs/simulator-model.md B2.6; 0 = off): until that
     /// much time has elapsed since arrival only rank 1 is tried (limit
     /// `max_queued`) and the answer is otherwise Wait for the remaining
     /// time; afterwards the walk runs unchanged. Of `settings` it reads

@@ -1,4 +1,4 @@
-//! power-of-n (reference-behaviour.md 3.5): sample up to `sample_count`
+//! power-of-n (docs/stargate.md 3.5): sample up to `sample_count`
 //! distinct non-excluded candidates, take the best score, random ties.
 //! No capacity check.
 

@@ -1,4 +1,4 @@
-//! pulsar (reference-behaviour.md 3.7): weighted rendezvous ranking; the
+//! pulsar (docs/stargate.md 3.7): weighted rendezvous ranking; the
 //! first feasible cluster wins, at its ranking position. Load is ignored.
 
 use super::ranking::{feasibility, Feasibility, Ranker};

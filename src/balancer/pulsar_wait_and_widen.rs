@@ -1,4 +1,4 @@
-//! pulsar-wait-and-widen (reference-behaviour.md 3.8.1-3.8.4): the Pulsar
+//! pulsar-wait-and-widen (docs/stargate.md 3.8.1-3.8.4): the Pulsar
 //! ranking is the affinity order; the group of the first k ranks waits
 //! until X, then bands of ranks open on a timed schedule (k+2, k+6, k+14,
 //! ...), each open prefix selected with least queue time and limit f.

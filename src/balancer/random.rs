@@ -1,4 +1,4 @@
-//! random (reference-behaviour.md 3.4): uniform over the non-excluded
+//! random (docs/stargate.md 3.4): uniform over the non-excluded
 //! candidates; a few rejection probes when exclusions are rare, then an
 //! exact reservoir choice.
 

@@ -1,4 +1,4 @@
-//! The Pulsar ranking (reference-behaviour.md 3.7.1-3.7.3, 3.7.5) and
+//! The Pulsar ranking (docs/stargate.md 3.7.1-3.7.3, 3.7.5) and
 //! feasibility (3.7.4), shared by pulsar, PWW and the legacy band walk.
 //!
 //! Rankings are cached per affinity key for the current target, ordered

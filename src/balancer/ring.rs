@@ -1,4 +1,4 @@
-//! The wait-and-widen cache-affinity ring (reference-behaviour.md 3.6.6):
+//! The wait-and-widen cache-affinity ring (docs/stargate.md 3.6.6):
 //! virtual-node points per cluster, a key point, and a clockwise walk that
 //! collects the affinity group. One ring per instance for the current
 //! target and ordered candidate ids; up to 4096 per-key groups, FIFO.

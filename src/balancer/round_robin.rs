@@ -1,4 +1,4 @@
-//! round-robin (reference-behaviour.md 3.3): a per-instance counter,
+//! round-robin (docs/stargate.md 3.3): a per-instance counter,
 //! incremented once per decision, picks among the non-excluded candidates.
 
 use super::{is_excluded, primary, ClusterSnapshot, Decision, Request};

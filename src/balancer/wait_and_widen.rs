@@ -1,4 +1,4 @@
-//! wait-and-widen (reference-behaviour.md 3.6.7): bucketed selection over
+//! wait-and-widen (docs/stargate.md 3.6.7): bucketed selection over
 //! the affinity group until the affinity wait X ends, then over all
 //! candidates. The two-candidate shortcut (3.6.4) and the fast path (3.6.5)
 //! are optimisations with identical results, so the general path serves

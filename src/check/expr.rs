@@ -1,5 +1,5 @@
 //! Checking one parsed expression against a base configuration, in
-//! stargate's precedence (reference-behaviour.md 5.3-5.5), reporting every
+//! stargate's precedence (docs/stargate.md 5.3-5.5), reporting every
 //! problem in that order so the first error is the one stargate returns.
 
 use super::lower::{build_policy, field_of_builder_error};
@@ -224,7 +224,7 @@ fn check_arg(
     Some((field, value))
 }
 
-/// Legal but surprising settings (language.md 3).
+/// Legal but surprising settings (docs/contract.md 3).
 fn warn_semantics(
     alg: Algorithm,
     config: &AlgorithmConfig,

@@ -1,5 +1,5 @@
 //! The start-up builder: configured fields -> resolved policy, with the
-//! defaults and normalisations of reference-behaviour.md 3.6.1, 3.8.2 and 4.3.
+//! defaults and normalisations of docs/stargate.md 3.6.1, 3.8.2 and 4.3.
 
 use super::schema::{configured, configured_iter, Field};
 use crate::ir::{

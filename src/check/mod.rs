@@ -3,12 +3,14 @@
 //! expression is the one stargate would return.
 
 mod explain;
+#[doc(hidden)]
 pub mod expr;
-pub mod lower;
+pub(crate) mod lower;
 mod routes;
+#[doc(hidden)]
 pub mod schema;
-pub mod suggest;
-pub mod value;
+pub(crate) mod suggest;
+pub(crate) mod value;
 
 use crate::diag::{Code, Diagnostic, Report, Span};
 use crate::ir::{Algorithm, AlgorithmConfig, Definition, Policy, RouteTable};
@@ -20,7 +22,7 @@ pub(crate) use routes::shadowed_allow;
 pub use routes::{check_route_ast, check_route_file};
 
 /// The start-up builder: resolves defaults and normalisations of a
-/// configured algorithm (reference-behaviour.md 4.3). The error message
+/// configured algorithm (docs/stargate.md 4.3). The error message
 /// names the offending field.
 pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
     lower::build_policy(config)

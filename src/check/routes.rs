@@ -46,7 +46,7 @@ type Allowed = IndexMap<Algorithm, Option<Arc<Definition>>>;
 
 /// Adds one `allow` to its scope; `duplicate_allow` for a second entry of
 /// one algorithm, `shadowed_allow` for the algorithm of the model itself
-/// (`own`), which resolution picks first (reference-behaviour.md 4.4).
+/// (`own`), which resolution picks first (docs/stargate.md 4.4).
 /// `None` inside the map: the entry had errors.
 fn add_allow(
     out: &mut Allowed,

@@ -1,6 +1,6 @@
 //! The field schema: every configurable field, its kind, default, range and
 //! the algorithms it applies to, separately for expressions
-//! (reference-behaviour.md 5.4) and for lb-config.json (4.3). The two tables
+//! (docs/stargate.md 5.4) and for lb-config.json (4.3). The two tables
 //! differ on purpose; see docs/configuration.md.
 
 use crate::ir::{Algorithm, Comparator, FieldSet, RendezvousWeight};

@@ -1,4 +1,4 @@
-//! Typing of expression values by kind (reference-behaviour.md 5.2), and
+//! Typing of expression values by kind (docs/stargate.md 5.2), and
 //! the per-field range rules of expressions (5.4).
 
 use super::schema::{Field, Kind, Typed};

@@ -1,5 +1,5 @@
 //! `routex decide`: one routing decision through the router runtime
-//! (language.md 5.3).
+//! (docs/contract.md 5.3).
 
 use crate::balancer::{ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::RouteTable;
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Arguments of `routex decide` (language.md 5.3).
+/// Arguments of `routex decide` (docs/contract.md 5.3).
 #[derive(Debug, clap::Args)]
 pub struct DecideArgs {
     /// Request and cluster snapshot (JSON).
@@ -141,7 +141,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The one-line JSON of language.md 5.3.
+    /// The one-line JSON of docs/contract.md 5.3.
     pub fn to_json(&self) -> String {
         match self {
             Outcome::Selected {
@@ -252,7 +252,7 @@ pub fn decide(
         Some(seed) => ChaCha8Rng::seed_from_u64(seed),
         None => ChaCha8Rng::from_os_rng(),
     };
-    // decide's EXPR may be written in either form (language.md 5.3); a
+    // decide's EXPR may be written in either form (docs/contract.md 5.3); a
     // router behind a stargate front end reads the header form only.
     let options = RouterOptions::default().with_call_form_compiler(std::sync::Arc::new(
         crate::check::compile_request_expression,

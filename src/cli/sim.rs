@@ -1,4 +1,4 @@
-//! `routex sim`: the routing simulator's command line (simulator.md A10.2).
+//! `routex sim`: the routing simulator's command line (docs/simulator-model.md A10.2).
 //! Argument parsing, progress and file writing only; the simulator lives in
 //! `crate::sim`.
 

@@ -3,14 +3,19 @@
 //! route file of a configuration for `routex import`.
 
 mod entry;
-pub mod json;
+mod file;
+pub(crate) mod json;
 mod locate;
 mod read;
+#[doc(hidden)]
 pub mod write;
 
 use crate::diag::{Code, Diagnostic, Report};
 use crate::ir::RouteTable;
 
+#[cfg(feature = "cli")]
+pub(crate) use file::io_reason as file_io_reason;
+pub use file::{load_table_path, read_source, LoadError, MAX_INPUT_BYTES};
 pub use read::check_lb_config;
 
 /// Whether a JSON text is meant as an lb-config.json, judged by content:

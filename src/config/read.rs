@@ -1,5 +1,5 @@
 //! lb-config.json -> route table with stargate's start-up rules
-//! (reference-behaviour.md 4.1-4.3). Every diagnostic points at the
+//! (docs/stargate.md 4.1-4.3). Every diagnostic points at the
 //! offending key or value in the JSON text.
 
 use super::json::{parse, Json, Member, Node};
@@ -202,7 +202,7 @@ impl Reader<'_> {
     }
 
     /// `own` is the model id and algorithm of the entry the map belongs
-    /// to: a key naming that algorithm is shadowed (reference-behaviour.md
+    /// to: a key naming that algorithm is shadowed (docs/stargate.md
     /// 4.4, step 1).
     pub(super) fn request_algorithms(
         &mut self,

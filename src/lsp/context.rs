@@ -293,7 +293,7 @@ mod tests {
                 param: "comparator".into()
             }
         );
-        assert_eq!(c.token, Some(Span::new(37, 38)));
+        assert_eq!(c.token, Some(Span::new(36, 37)));
         let c = at("model \"m\" = random {\n  allow |\n}", false);
         assert_eq!((c.slot, c.in_block), (Slot::Method, true));
         assert_eq!(at("# allow |", false).slot, Slot::Keyword);

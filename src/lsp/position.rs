@@ -5,11 +5,11 @@
 //! one past the last line to the end of the text, as the protocol asks; an
 //! offset inside a character clamps back to its start.
 
-use crate::diag::Span;
-use line_index::{LineCol, LineIndex, TextSize, WideEncoding, WideLineCol};
+use crate::diag::{LineIndex, Span};
 use lsp_types::{Position, Range};
 
-/// The line table of one document text, rebuilt on every change.
+/// The line table of one document text (`diag::LineIndex`, shared with
+/// the renderers), rebuilt on every change.
 pub struct Lines {
     index: LineIndex,
 }
@@ -21,18 +21,10 @@ impl Lines {
         }
     }
 
-    /// The LSP position of a byte offset (clamped to `text`).
-    pub fn position(&self, text: &str, offset: usize) -> Position {
-        let offset = floor_boundary(text, offset);
-        let line_col = self.index.line_col(TextSize::new(offset as u32));
-        let wide = self
-            .index
-            .to_wide(WideEncoding::Utf16, line_col)
-            .unwrap_or(WideLineCol {
-                line: line_col.line,
-                col: line_col.col,
-            });
-        Position::new(wide.line, wide.col)
+    /// The LSP position of a byte offset (clamped to the text).
+    pub fn position(&self, _text: &str, offset: usize) -> Position {
+        let p = self.index.position(offset);
+        Position::new(to_u32(p.line - 1), to_u32(p.utf16_column - 1))
     }
 
     pub fn range(&self, text: &str, span: Span) -> Range {
@@ -42,22 +34,23 @@ impl Lines {
         )
     }
 
-    /// The byte offset of an LSP position, clamped into the text.
+    /// The byte offset of an LSP position, clamped into the text: a column
+    /// inside a surrogate pair lands on the character's start, one past
+    /// the line's end (or its `\r`) on the end.
     pub fn offset(&self, text: &str, position: Position) -> usize {
-        let Some(line) = self.index.line(position.line) else {
+        let Some(line) = self.index.line_span(position.line as usize + 1) else {
             return text.len();
         };
-        let start = u32::from(line.start()) as usize;
-        let end = u32::from(line.end()) as usize;
-        let wide = WideLineCol {
-            line: position.line,
-            col: position.character,
-        };
-        let col = self
-            .index
-            .to_utf8(WideEncoding::Utf16, wide)
-            .map_or(usize::MAX, |lc: LineCol| lc.col as usize);
-        floor_boundary(text, start.saturating_add(col).min(end))
+        let body = text.get(line.start..line.end).unwrap_or("");
+        let body = body.strip_suffix('\r').unwrap_or(body);
+        let mut units = 0usize;
+        for (i, c) in body.char_indices() {
+            units += c.len_utf16();
+            if units > position.character as usize {
+                return line.start + i;
+            }
+        }
+        line.start + body.len()
     }
 
     /// The byte span of an LSP range (start <= end even when the client
@@ -68,13 +61,8 @@ impl Lines {
     }
 }
 
-/// The largest char boundary at or below `offset`, within the text.
-fn floor_boundary(text: &str, offset: usize) -> usize {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    offset
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

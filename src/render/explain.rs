@@ -1,5 +1,5 @@
 //! `routex explain`: the resolved policy with the provenance of each field,
-//! as a human table or the version-1 JSON document (language.md 5.2).
+//! as a human table or the version-1 JSON document (docs/contract.md 5.2).
 
 use crate::check::{Explanation, Provenance};
 use serde_json::{json, Value};

@@ -1,15 +1,16 @@
 //! `--format github`: GitHub Actions workflow commands, one per diagnostic:
 //! `::error file=F,line=L,col=C,endLine=L,endColumn=C,title=CODE::MESSAGE`.
 
-use super::locate;
+use super::Locator;
 use crate::diag::{Report, Severity};
 use std::fmt::Write;
 
 pub fn render(reports: &[Report]) -> String {
     let mut out = String::new();
     for report in reports {
+        let locator = Locator::new(report);
         for d in &report.diagnostics {
-            let at = locate(report, d.span);
+            let at = locator.locate(d.span);
             let command = match d.severity {
                 Severity::Error => "error",
                 Severity::Warning => "warning",

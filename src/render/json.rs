@@ -1,9 +1,9 @@
-//! `--format json`: the version-1 diagnostics document (language.md 5.1).
+//! `--format json`: the version-1 diagnostics document (docs/contract.md 5.1).
 //!
 //! `help` is always present, `null` when a diagnostic has none, so every
 //! entry has the same keys.
 
-use super::locate;
+use super::Locator;
 use crate::diag::{Code, Report, Severity, Span};
 use serde::Serialize;
 
@@ -26,6 +26,9 @@ struct Entry<'a> {
     span: Span,
     line: usize,
     column: usize,
+    /// Where the span ends (exclusive), like `line` and `column`.
+    end_line: usize,
+    end_column: usize,
     help: Option<&'a str>,
 }
 
@@ -40,8 +43,9 @@ pub fn to_value(reports: &[Report]) -> serde_json::Value {
     let diagnostics = reports
         .iter()
         .flat_map(|report| {
+            let locator = Locator::new(report);
             report.diagnostics.iter().map(move |d| {
-                let at = locate(report, d.span);
+                let at = locator.locate(d.span);
                 Entry {
                     code: d.code,
                     severity: d.severity,
@@ -50,6 +54,8 @@ pub fn to_value(reports: &[Report]) -> serde_json::Value {
                     span: at.span,
                     line: at.line,
                     column: at.column,
+                    end_line: at.end_line,
+                    end_column: at.end_column,
                     help: d.help.as_deref(),
                 }
             })

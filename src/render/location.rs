@@ -1,8 +1,10 @@
 //! Where a span lands in its source, made safe for every renderer: spans from
 //! a buggy producer (past the end, inside a character) are clamped, never
-//! trusted, so rendering cannot panic.
+//! trusted, so rendering cannot panic. An offset after the last line (the
+//! "end of input" of a file ending in a newline) is placed at the end of the
+//! last line, so that every format points at a line that exists.
 
-use crate::diag::{line_column, Report, Span};
+use crate::diag::{LineIndex, Report, Span};
 
 /// A span clamped to its source, with 1-based start and end positions
 /// (columns in characters; the end is exclusive, as in SARIF).
@@ -15,20 +17,55 @@ pub struct Location {
     pub end_column: usize,
 }
 
-/// Clamps `span` to `report.text` and computes its line/column range.
-pub fn locate(report: &Report, span: Span) -> Location {
-    let text = report.text.as_str();
-    let start = floor_boundary(text, span.start);
-    let end = floor_boundary(text, span.end.max(start));
-    let (line, column) = line_column(text, start);
-    let (end_line, end_column) = line_column(text, end);
-    Location {
-        span: Span::new(start, end),
-        line,
-        column,
-        end_line,
-        end_column,
+/// Positions in one report's text: the line index is built once, each
+/// [`Locator::locate`] is a binary search.
+pub struct Locator<'a> {
+    text: &'a str,
+    index: LineIndex,
+    /// The text without its trailing line breaks: offsets beyond it clamp
+    /// to it.
+    content_end: usize,
+}
+
+impl<'a> Locator<'a> {
+    pub fn new(report: &'a Report) -> Self {
+        Self::of_text(&report.text)
     }
+
+    pub fn of_text(text: &'a str) -> Self {
+        Locator {
+            text,
+            index: LineIndex::new(text),
+            content_end: text.trim_end_matches(['\n', '\r']).len(),
+        }
+    }
+
+    /// The line index of the text (line spans for snippets).
+    pub fn index(&self) -> &LineIndex {
+        &self.index
+    }
+
+    /// Clamps `span` to the text and computes its line/column range.
+    pub fn locate(&self, span: Span) -> Location {
+        let clamp = |offset: usize| floor_boundary(self.text, offset.min(self.content_end));
+        let start = clamp(span.start);
+        let end = clamp(span.end.max(start));
+        let from = self.index.position(start);
+        let to = self.index.position(end);
+        Location {
+            span: Span::new(start, end),
+            line: from.line,
+            column: from.column,
+            end_line: to.line,
+            end_column: to.column,
+        }
+    }
+}
+
+/// One span of one report. Builds the line index each call: renderers of
+/// many diagnostics use one [`Locator`] per report.
+pub fn locate(report: &Report, span: Span) -> Location {
+    Locator::new(report).locate(span)
 }
 
 fn floor_boundary(text: &str, offset: usize) -> usize {
@@ -51,5 +88,24 @@ mod tests {
         assert_eq!((l.line, l.column, l.end_line, l.end_column), (1, 2, 2, 2));
         let reversed = locate(&report, Span::new(4, 1));
         assert_eq!(reversed.span, Span::new(4, 4));
+    }
+
+    #[test]
+    fn end_of_input_is_the_end_of_the_last_line() {
+        let report = Report::new("x", "ab\ncd\n\n");
+        let l = locate(&report, Span::new(7, 7));
+        assert_eq!(l.span, Span::new(5, 5));
+        assert_eq!((l.line, l.column, l.end_line, l.end_column), (2, 3, 2, 3));
+        let whole = locate(&report, Span::new(3, 7));
+        assert_eq!(
+            (whole.line, whole.column, whole.end_line, whole.end_column),
+            (2, 1, 2, 3)
+        );
+        let without_newline = locate(&Report::new("x", "ab"), Span::new(2, 2));
+        assert_eq!((without_newline.line, without_newline.column), (1, 3));
+        let crlf = locate(&Report::new("x", "ab\r\n"), Span::new(4, 4));
+        assert_eq!((crlf.line, crlf.column), (1, 3));
+        let empty = locate(&Report::new("x", ""), Span::new(0, 0));
+        assert_eq!((empty.line, empty.column), (1, 1));
     }
 }

@@ -1,17 +1,20 @@
-//! Renderers over the one diagnostic model: human (miette), json, github, sarif.
+//! Renderers over the one diagnostic model: json, github, sarif, and human
+//! (miette's graphical report, feature `cli`).
 //!
 //! Every renderer takes the reports of one run (one per source) and returns
 //! the text to print; none of them writes to a stream or knows about clap.
 
 pub mod explain;
 pub mod github;
+#[cfg(feature = "cli")]
 pub mod human;
 mod inert;
 pub mod json;
 mod location;
+mod plain;
 pub mod sarif;
 
-pub use location::{locate, Location};
+pub use location::{locate, Location, Locator};
 
 use crate::diag::Report;
 

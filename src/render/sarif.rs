@@ -1,7 +1,7 @@
 //! `--format sarif`: SARIF 2.1.0, one run, one rule per code that occurs
 //! (in `Code::ALL` order), columns counted in Unicode code points.
 
-use super::locate;
+use super::Locator;
 use crate::diag::{Code, Report, Severity};
 use serde_json::{json, Value};
 
@@ -32,8 +32,9 @@ pub fn to_value(reports: &[Report]) -> Value {
         .iter()
         .flat_map(|report| {
             let used = &used;
+            let locator = Locator::new(report);
             report.diagnostics.iter().map(move |d| {
-                let at = locate(report, d.span);
+                let at = locator.locate(d.span);
                 let mut text = d.message.clone();
                 if let Some(help) = &d.help {
                     text.push_str("\nhelp: ");

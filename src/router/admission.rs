@@ -1,4 +1,4 @@
-//! Admission before every decision (reference-behaviour.md 3.9): the
+//! Admission before every decision (docs/stargate.md 3.9): the
 //! required affinity key and the input-work limit.
 
 use super::rejection::{Rejection, RejectionCode};

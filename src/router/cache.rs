@@ -1,4 +1,4 @@
-//! The expression cache (reference-behaviour.md 5.6): per target the
+//! The expression cache (docs/stargate.md 5.6): per target the
 //! current and previous expression, builds under a per-target lock outside
 //! the lock hits take, retirement of dropped definitions' instances,
 //! capacity eviction, idle expiry and the metrics scrape.

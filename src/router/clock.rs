@@ -2,66 +2,55 @@
 //! manual one that tests (and the simulator) advance by hand.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// A monotonic clock read as the time since its own origin.
 pub trait Clock: Send + Sync {
     fn now(&self) -> Duration;
 
-    /// A reading that may lag [`Clock::now`] by up to [`COARSE_TICK`] (plus
-    /// scheduling delay) but is cheap: cache hits use it to check and
-    /// refresh idle expiry. Exact unless a clock says otherwise.
+    /// A reading that may lag [`Clock::now`] by up to [`COARSE_TICK`] but is
+    /// cheap: cache hits use it to check and refresh idle expiry. Exact
+    /// unless a clock says otherwise.
     fn now_coarse(&self) -> Duration {
         self.now()
     }
 }
 
-/// How often the process-wide coarse time is refreshed.
+/// The most a kernel's coarse monotonic clock lags the exact one (one
+/// scheduler tick: 4 ms at the common 250 Hz, 10 ms at 100 Hz).
 pub const COARSE_TICK: Duration = Duration::from_millis(10);
 
-/// The process-wide coarse time: nanoseconds since `COARSE_ORIGIN`, stored
-/// by one ticker thread every [`COARSE_TICK`]. Reading it is one relaxed
-/// load, where `Instant::now` is a vDSO call (~25 ns on the bench host).
-static COARSE_NANOS: AtomicU64 = AtomicU64::new(0);
-/// The coarse time's origin, or `None` when the ticker thread could not be
-/// started (then [`SystemClock::now_coarse`] reads the exact clock).
-static COARSE_ORIGIN: OnceLock<Option<Instant>> = OnceLock::new();
-
-fn coarse_origin() -> Option<Instant> {
-    *COARSE_ORIGIN.get_or_init(|| {
-        let origin = Instant::now();
-        let spawned = std::thread::Builder::new()
-            .name("routex-coarse-clock".into())
-            .spawn(move || loop {
-                std::thread::sleep(COARSE_TICK);
-                COARSE_NANOS.store(nanos(origin.elapsed()), Ordering::Relaxed);
-            });
-        spawned.ok().map(|_| origin)
-    })
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// The process's monotonic clock.
+/// The process's monotonic clock. The coarse reading is the kernel's coarse
+/// monotonic clock (`CLOCK_MONOTONIC_COARSE` on Linux, read through the
+/// `coarsetime` crate without its cached-timestamp updater): no thread, no
+/// shared write, a few ns per read.
 #[derive(Debug)]
 pub struct SystemClock {
     origin: Instant,
-    /// This clock's origin on the coarse time's scale; `None` = no ticker.
-    coarse_offset: Option<u64>,
+    /// The coarse clock's reading at `origin` plus one [`COARSE_TICK`]:
+    /// that reading lagged by somewhere in [0, tick), so assuming the
+    /// whole tick keeps every coarse reading at or behind [`Clock::now`].
+    coarse_origin: u64,
 }
 
 impl SystemClock {
     pub fn new() -> Self {
-        let coarse = coarse_origin();
-        let origin = Instant::now();
+        let coarse = coarse_now_ns();
         SystemClock {
-            origin,
-            coarse_offset: coarse.map(|c| nanos(origin.saturating_duration_since(c))),
+            origin: Instant::now(),
+            coarse_origin: coarse.saturating_add(nanos(COARSE_TICK)),
         }
     }
+}
+
+fn coarse_now_ns() -> u64 {
+    coarsetime::Instant::now_without_cache_update()
+        .duration_since(coarsetime::Instant::from_u64(0))
+        .as_nanos()
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Default for SystemClock {
@@ -76,15 +65,9 @@ impl Clock for SystemClock {
     }
 
     fn now_coarse(&self) -> Duration {
-        match self.coarse_offset {
-            Some(offset) => {
-                Duration::from_nanos(COARSE_NANOS.load(Ordering::Relaxed).saturating_sub(offset))
-            }
-            None => self.now(),
-        }
+        Duration::from_nanos(coarse_now_ns().saturating_sub(self.coarse_origin))
     }
 }
-
 /// A clock that only moves when told to; shareable across threads.
 #[derive(Debug, Default)]
 pub struct ManualClock {

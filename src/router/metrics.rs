@@ -1,4 +1,4 @@
-//! Expression-cache metrics (reference-behaviour.md 5.6): a counter per
+//! Expression-cache metrics (docs/stargate.md 5.6): a counter per
 //! (algorithm, hit|build|rebuild) and an entries gauge.
 
 use crate::ir::Algorithm;

@@ -4,7 +4,7 @@
 use crate::diag::{Code, Diagnostic};
 use std::fmt;
 
-/// The response header that carries the code (reference-behaviour.md 5.5).
+/// The response header that carries the code (docs/stargate.md 5.5).
 pub const ERROR_CODE_HEADER: &str = "x-stargate-error-code";
 
 /// Why a request was rejected.

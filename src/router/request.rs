@@ -1,6 +1,6 @@
 //! What a router is asked and what it answers: the request with its raw
 //! `x-routing-method`, the resolved definition and instance, and one
-//! decision with its admission checks (reference-behaviour.md 2.2, 3.9).
+//! decision with its admission checks (docs/stargate.md 2.2, 3.9).
 
 use super::admission;
 use super::engine::Engine;
@@ -79,7 +79,7 @@ impl<B: Engine> std::fmt::Debug for Resolved<B> {
 }
 
 impl<B: Engine> Resolved<B> {
-    /// One decision (reference-behaviour.md 2.2, steps 2-4): candidates,
+    /// One decision (docs/stargate.md 2.2, steps 2-4): candidates,
     /// admission, then the balancer. Blank routing and affinity keys count
     /// as absent.
     pub fn decide(
@@ -154,14 +154,14 @@ fn check_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Resu
 /// Whether a header value carries parameters and so goes through the
 /// expression cache: a `;` (header form), or with `call_form` also a `(`
 /// (a compiler that reads the call form). stargate reads a value without
-/// `;` as a method name (reference-behaviour.md 5).
+/// `;` as a method name (docs/stargate.md 5).
 pub fn is_expression(value: &[u8], call_form: bool) -> bool {
     // `contains` on bytes is a memchr, faster than one pass testing both.
     value.contains(&b';') || (call_form && value.contains(&b'('))
 }
 
 /// The header value as text: visible ASCII and tab only, as HTTP header
-/// values convert to text (reference-behaviour.md 1.1). Anything else,
+/// values convert to text (docs/stargate.md 1.1). Anything else,
 /// invalid UTF-8 included, is an unknown method (5.5).
 pub fn header_text(value: &[u8]) -> Option<&str> {
     let visible = value

@@ -1,5 +1,5 @@
 //! The router runtime: resolves a request's `x-routing-method` against the
-//! route table (reference-behaviour.md 4.4, 5.3), going through the
+//! route table (docs/stargate.md 4.4, 5.3), going through the
 //! expression cache (cache.rs) for values with parameters, and keeps one
 //! balancer instance per (target, definition).
 

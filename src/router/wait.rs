@@ -1,4 +1,4 @@
-//! The routing loop's timing rules (reference-behaviour.md 2.2) as a sans-IO
+//! The routing loop's timing rules (docs/stargate.md 2.2) as a sans-IO
 //! state machine: it says how long to sleep or when to give up, and never
 //! sleeps itself, so the simulator can drive it in virtual time.
 

@@ -1,7 +1,7 @@
 //! The closed-loop engine calibration of A4.1: one backend, a fixed number of
 //! clients each sending its next request when the previous one completes.
 
-use super::engine::{Engine, EngineParams};
+use super::engine::{CacheKey, Engine, EngineParams};
 use super::rng::{stream, Stream};
 use super::time::{from_secs, Micros};
 use rand::Rng;
@@ -10,7 +10,8 @@ use std::collections::BinaryHeap;
 
 /// Completed requests per second over `duration_s` of virtual time. `warm`:
 /// each client reuses one pre-cached key; otherwise every request has a
-/// fresh key.
+/// fresh key. Under engine v2 (`block-cache-v2`) a key is a chain of
+/// `block_tokens`-token blocks of its own.
 pub fn closed_loop(
     params: &EngineParams,
     clients: u32,
@@ -20,11 +21,26 @@ pub fn closed_loop(
     duration_s: f64,
     seed: u64,
 ) -> f64 {
-    let mut engine = Engine::new(params);
+    let block_tokens = 512;
+    let chain = input.div_ceil(block_tokens).max(1) as u32;
+    // Fresh keys: at most one per started request, bounded by the slots'
+    // fastest turnover (a prefill-free request still takes ttft_base).
+    let max_keys =
+        clients + (duration_s * f64::from(clients) * 1_000.0 / params.ttft_base_ms.max(1.0)) as u32;
+    let ids = max_keys.saturating_add(2).saturating_mul(chain);
+    let mut engine = Engine::new(params, block_tokens, ids);
+    let blocks: Vec<u32> = (0..ids).collect();
+    let key_of = |key: u32| CacheKey {
+        key,
+        input,
+        blocks: blocks
+            .get((key * chain) as usize..((key + 1) * chain) as usize)
+            .unwrap_or(&[]),
+    };
     let mut rng = stream(seed, Stream::Workload);
     if warm {
         for c in 0..clients {
-            engine.kv.store(c, input);
+            engine.store(&key_of(c));
         }
     }
     let end = from_secs(duration_s);
@@ -41,12 +57,12 @@ pub fn closed_loop(
             fresh_key += 1;
             fresh_key
         };
-        let reused = engine.kv.access(key, input);
+        let reused = engine.reuse(&key_of(key));
         let jitter = params.ttft_jitter_ms * Rng::random::<f64>(rng);
         let [lo, hi] = params.decode_tps;
         let decode = lo + (hi - lo) * Rng::random::<f64>(rng);
         let prefill_end = t + params.prefill_us(input - reused);
-        engine.kv.store(key, input);
+        engine.store(&key_of(key));
         let done = prefill_end + params.settle_us(jitter) + params.decode_us(output, decode);
         (done, id, client)
     };

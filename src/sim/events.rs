@@ -1,5 +1,5 @@
 //! The event queue: a min-heap on (time, insertion sequence), so events at
-//! the same instant run in the order they were scheduled (simulator.md A2).
+//! the same instant run in the order they were scheduled (docs/simulator-model.md A2).
 
 use super::time::Micros;
 use std::cmp::Ordering;

@@ -1,4 +1,4 @@
-//! Per-run metrics (simulator.md A9) computed from per-request records.
+//! Per-run metrics (docs/simulator-model.md A9) computed from per-request records.
 
 use super::time::{to_ms, Micros, US_PER_S};
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! Result files and the printed table (simulator.md A10.3). Files hold no
+//! Result files and the printed table (docs/simulator-model.md A10.3). Files hold no
 //! wall-clock value, so they are byte-identical across reruns and thread
 //! counts.
 

@@ -1,4 +1,4 @@
-//! Fast mode (simulator.md A11.2): instead of polling, a request that cannot
+//! Fast mode (docs/simulator-model.md A11.2): instead of polling, a request that cannot
 //! be routed now is parked until its wait ends, its max-wait deadline
 //! passes, or a view change at its router may have made room for it.
 //!

@@ -1,7 +1,8 @@
-//! Scenario policies (simulator.md A7.1): a routing expression compiled by
+//! Scenario policies (docs/simulator-model.md A7.1): a routing expression compiled by
 //! routex, or the built-in `legacy-band-walk` baseline. Either way the
 //! decision comes from the balancer core; nothing here decides.
 
+use super::routers::{CoreRouter, SimRouter};
 use crate::balancer::{open_prefix, Balancer};
 use crate::check;
 use crate::diag::{Code, Diagnostic, Span};
@@ -36,14 +37,19 @@ pub enum PolicyKind {
 }
 
 impl PolicyKind {
-    pub fn instantiate(&self) -> Balancer {
-        match self {
+    /// One router's decision maker for this policy.
+    pub fn instantiate(&self) -> Box<dyn SimRouter> {
+        let balancer = match self {
             PolicyKind::Core(p) => Balancer::new(p),
             PolicyKind::Legacy {
                 settings,
                 initial_wait_ms,
             } => Balancer::legacy_band_walk(settings, *initial_wait_ms),
-        }
+        };
+        Box::new(CoreRouter {
+            balancer,
+            wake: self.wake_rule(),
+        })
     }
 
     pub fn wake_rule(&self) -> WakeRule {
@@ -94,7 +100,7 @@ impl PolicyKind {
     }
 }
 
-/// Which view changes wake a request parked in fast mode (simulator.md
+/// Which view changes wake a request parked in fast mode (docs/simulator-model.md
 /// A11.2): a change of a backend in the request's candidate prefix that
 /// now passes `has_capacity(capacity_limit)`.
 #[derive(Clone, Copy, Debug, PartialEq)]

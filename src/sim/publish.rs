@@ -1,4 +1,4 @@
-//! Change-driven publishing (simulator.md A2 `Publish`, A14;
+//! Change-driven publishing (docs/simulator-model.md A2 `Publish`, A14;
 //! `pylon.coalesce_ms`, off by default): on top of its heartbeats, a Pylon
 //! publishes after its state changes, at most once per coalescing
 //! interval. Changes made while a publication is pending are coalesced

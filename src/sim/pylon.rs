@@ -1,4 +1,4 @@
-//! The per-backend Pylon stats agent (simulator.md A5): phase counters, the
+//! The per-backend Pylon stats agent (docs/simulator-model.md A5): phase counters, the
 //! input-TPS window, the published stats report and queue-mismatch admission.
 
 use super::time::{Micros, US_PER_S};

@@ -1,4 +1,4 @@
-//! Seeded random streams (simulator.md A2): every stream is a ChaCha8 generator
+//! Seeded random streams (docs/simulator-model.md A2): every stream is a ChaCha8 generator
 //! seeded with SplitMix64(seed ^ SplitMix64(tag ^ n)), so runs never depend on
 //! `StdRng`'s algorithm or on the thread that runs them.
 

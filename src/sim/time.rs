@@ -1,4 +1,4 @@
-//! Virtual time: integer microseconds from 0 (simulator.md A2).
+//! Virtual time: integer microseconds from 0 (docs/simulator-model.md A2).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Regions, routers, backends and the RTT matrix (simulator.md A3).
+//! Regions, routers, backends and the RTT matrix (docs/simulator-model.md A3).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! One router's view of the backends (simulator.md A6): the last stats
+//! One router's view of the backends (docs/simulator-model.md A6): the last stats
 //! report received from each backend plus that router's own pending
 //! reservations, kept as ready-made `ClusterSnapshot`s in topology order so
 //! that a decision reads them without building anything.

@@ -1,5 +1,5 @@
 //! The header form (`x-routing-method`), checked exactly as stargate checks
-//! it (reference-behaviour.md 5.1): ordered pre-checks on the raw text, then
+//! it (docs/stargate.md 5.1): ordered pre-checks on the raw text, then
 //! RFC 8941 item validity, then stargate's restrictions on the parsed item.
 //! Every failure is `malformed_expression`, its message starts with the rule
 //! tag and echoes the raw value, and its span points at the offending bytes.

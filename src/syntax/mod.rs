@@ -51,7 +51,7 @@ pub fn parse_call(text: &str) -> Result<Expr, Vec<Diagnostic>> {
 }
 
 /// Parses an `x-routing-method` value in header form with stargate's ordered
-/// rules (reference-behaviour.md 5.1); the error is the one stargate returns.
+/// rules (docs/stargate.md 5.1); the error is the one stargate returns.
 /// A value without `;` is a method name only and always parses (stargate
 /// looks it up without syntax checks; an unknown one is `unknown_method`).
 pub fn parse_header(text: &str) -> Result<Expr, Diagnostic> {

@@ -1,5 +1,5 @@
 //! The `routex fmt` printer: the canonical call form, the header form, and
-//! route files in the layout of language.md (long argument lists one per
+//! route files in the layout of docs/contract.md (long argument lists one per
 //! line, 4-space indent, trailing commas; comments kept).
 //!
 //! Canonical spelling: a known method is printed by its canonical name

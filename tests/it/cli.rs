@@ -4,6 +4,7 @@
 mod binary;
 mod commands;
 mod fixtures;
+mod human;
 mod props;
 mod render;
 pub mod run;

@@ -3,6 +3,7 @@
 
 mod build;
 mod docs;
+mod load_path;
 mod review;
 mod robustness;
 mod startup;

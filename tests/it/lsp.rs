@@ -3,6 +3,7 @@
 
 mod client;
 mod diagnostics;
+mod editors;
 mod features;
 mod neovim;
 mod protocol;

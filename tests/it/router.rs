@@ -1,11 +1,13 @@
-//! Tests for the router layer: resolution (reference-behaviour.md 4.4),
+//! Tests for the router layer: resolution (docs/stargate.md 4.4),
 //! the expression cache (5.6, 7.3), admission (3.9), rejections (5.5) and
 //! the routing loop's timing (2.2, 7.7).
 
 mod admission;
 mod cache;
 mod concurrency;
+#[cfg(feature = "cli")]
 mod decide_cli;
+#[cfg(feature = "cli")]
 mod decide_input;
 mod merge;
 mod properties;

@@ -1,10 +1,11 @@
-//! Tests for the sim layer (simulator.md A12).
+//! Tests for the sim layer (docs/simulator-model.md A12).
 
 mod calibration;
 mod calibration_policies;
 mod cli;
 mod core;
 mod determinism;
+mod engine_v2;
 mod fast;
 mod invariants;
 mod publish;

@@ -1,5 +1,5 @@
 //! Builders shared by the balancer and router tests: each algorithm's
-//! default settings written out by hand (reference-behaviour.md 4.3), so
+//! default settings written out by hand (docs/stargate.md 4.3), so
 //! tests do not depend on the compiler's defaults.
 
 use routex::ir::{

@@ -1,4 +1,4 @@
-//! Shared estimates (reference-behaviour.md 3.1, 3.2, 3.6.2).
+//! Shared estimates (docs/stargate.md 3.1, 3.2, 3.6.2).
 
 use super::ms;
 use routex::balancer::estimate::{

@@ -1,4 +1,4 @@
-//! The pinned hash construction (reference-behaviour.md 3.6.6, 3.7.2-3.7.3).
+//! The pinned hash construction (docs/stargate.md 3.6.6, 3.7.2-3.7.3).
 
 use routex::balancer::hash;
 use routex::balancer::pulsar_score;

@@ -1,5 +1,5 @@
-//! The legacy band walk (reference-behaviour.md 3.8.5), a simulator
-//! baseline, and its `initial_wait_ms` (simulator.md B2.6).
+//! The legacy band walk (docs/stargate.md 3.8.5), a simulator
+//! baseline, and its `initial_wait_ms` (docs/simulator-model.md B2.6).
 
 use super::{decide, depth, make_full, ms, pww, ranked_clusters, request, selected};
 use routex::balancer::{Balancer, ClusterSnapshot, Decision, Request};

@@ -1,4 +1,4 @@
-//! pulsar (reference-behaviour.md 3.7, behaviours of 7.6).
+//! pulsar (docs/stargate.md 3.7, behaviours of 7.6).
 
 use super::{check, cluster, clusters, decide, depth, policy, pulsar, pww, request, selected};
 use routex::balancer::{Balancer, Choice, ClusterSnapshot, Decision, Request};

@@ -1,4 +1,4 @@
-//! pulsar-wait-and-widen (reference-behaviour.md 3.8, behaviours of 7.1).
+//! pulsar-wait-and-widen (docs/stargate.md 3.8, behaviours of 7.1).
 //! Clusters are built in rank order: position i holds rank i + 1.
 
 use super::{check, decide, depth, make_full, ms, policy, pww, ranked_clusters, request, selected};

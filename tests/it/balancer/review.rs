@@ -1,4 +1,4 @@
-//! Review of the balancer against reference-behaviour.md: the two-candidate
+//! Review of the balancer against docs/stargate.md: the two-candidate
 //! shortcut (3.6.4) and the fast path (3.6.5), which routex serves through
 //! the general bucketed path, must give the spec's distributions; waits are
 //! positive; odd statistics never panic; `rank_depth` after the group.

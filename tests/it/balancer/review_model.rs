@@ -1,5 +1,5 @@
 //! Differential check of wait-and-widen without affinity (3.6.3, 3.6.7 B)
-//! against a spec-literal model written from reference-behaviour.md alone:
+//! against a spec-literal model written from docs/stargate.md alone:
 //! with n covering every candidate the decision is deterministic up to
 //! comparator ties, so the core must pick one of the model's best
 //! candidates, or wait as long, or be unavailable when the model is.

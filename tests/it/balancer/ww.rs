@@ -1,4 +1,4 @@
-//! wait-and-widen (reference-behaviour.md 3.6, behaviours of 7.5).
+//! wait-and-widen (docs/stargate.md 3.6, behaviours of 7.5).
 
 use super::{check, depth, make_full, ms, policy, request, selected, ww};
 use routex::balancer::{ClusterSnapshot, Decision, Request};

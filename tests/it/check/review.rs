@@ -1,5 +1,5 @@
 //! Adversarial spec-compliance review of the semantic checker
-//! (reference-behaviour.md 4, 5.2-5.5, 6, 7.2, 7.4).
+//! (docs/stargate.md 4, 5.2-5.5, 6, 7.2, 7.4).
 
 use super::table;
 use routex::check::{compile_request_expression, permissive_table};

@@ -129,7 +129,7 @@ fn file_level_duplicates_are_errors() {
 #[test]
 fn an_allow_of_the_models_own_algorithm_is_shadowed() {
     // Resolution picks the model's configured algorithm before its allows
-    // (reference-behaviour.md 4.4 step 1): the allow is never used.
+    // (docs/stargate.md 4.4 step 1): the allow is never used.
     let text = "allow pulsar(seed=\"top\")\nmodel \"m\" = pulsar(seed=\"own\") {\n  allow pulsar(seed=\"never\")\n  allow random\n}\n";
     let (table, report) = check_route_file("a.routes", text);
     assert_eq!(

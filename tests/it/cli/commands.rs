@@ -1,5 +1,5 @@
 //! Every command on real inputs through the binary: exit statuses, which
-//! stream carries what, and the JSON shapes of language.md 5.1 and 5.2.
+//! stream carries what, and the JSON shapes of docs/contract.md 5.1 and 5.2.
 
 use super::run::{json, routex, scratch};
 

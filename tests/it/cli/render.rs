@@ -1,5 +1,5 @@
 //! Every renderer on hand-made reports: exact shapes of the machine formats
-//! (language.md 5.1, GitHub commands, SARIF 2.1.0) and the plain human output.
+//! (docs/contract.md 5.1, GitHub commands, SARIF 2.1.0) and the plain human output.
 
 use routex::diag::{Code, Diagnostic, Report, Severity, Span};
 use routex::render::{github, human, json, sarif};
@@ -70,9 +70,29 @@ fn json_matches_the_version_1_shape() {
         .as_object()
         .map(|o| o.keys().map(String::as_str).collect())
         .unwrap_or_default();
+    // Version-1 keys stay as they were; end_line and end_column were added.
     assert_eq!(
         keys,
-        ["code", "severity", "message", "source", "span", "line", "column", "help"]
+        [
+            "code",
+            "severity",
+            "message",
+            "source",
+            "span",
+            "line",
+            "column",
+            "end_line",
+            "end_column",
+            "help"
+        ]
+    );
+    assert_eq!(
+        (first["end_line"].clone(), first["end_column"].clone()),
+        (1.into(), 38.into())
+    );
+    assert_eq!(
+        (second["end_line"].clone(), second["end_column"].clone()),
+        (3.into(), 26.into())
     );
     settings().bind(|| insta::assert_snapshot!("sample_json", json::render(&sample())));
 }

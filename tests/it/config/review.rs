@@ -1,4 +1,4 @@
-//! Review findings on lb-config.json start-up rules (reference-behaviour.md 4).
+//! Review findings on lb-config.json start-up rules (docs/stargate.md 4).
 
 use super::load;
 use routex::diag::Code;

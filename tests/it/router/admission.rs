@@ -1,4 +1,4 @@
-//! Admission (reference-behaviour.md 3.9) and the candidate check of the
+//! Admission (docs/stargate.md 3.9) and the candidate check of the
 //! routing loop (2.2, step 2).
 
 use super::support::*;

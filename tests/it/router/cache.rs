@@ -1,4 +1,4 @@
-//! The expression cache (reference-behaviour.md 5.6), one test per bullet
+//! The expression cache (docs/stargate.md 5.6), one test per bullet
 //! of 7.3, named as there.
 
 use super::support::*;

@@ -1,4 +1,4 @@
-//! `routex decide` end to end through the real binary (language.md 5.3).
+//! `routex decide` end to end through the real binary (docs/contract.md 5.3).
 
 use std::process::Command;
 
@@ -98,7 +98,7 @@ fn decide_reports_rejections_with_code_and_status() {
         ]),
         r#"{"version": 1, "decision": "rejected", "code": "unavailable", "status": 400}"#
     );
-    // JSON is the default (language.md 5.3); human is asked for.
+    // JSON is the default (docs/contract.md 5.3); human is asked for.
     let (code, stdout, _) = decide(&["--input", "@spec-example.json", "fastest"]);
     assert_eq!(code, 0);
     assert_eq!(

@@ -1,4 +1,4 @@
-//! `routex decide` input parsing and output shapes (language.md 5.3).
+//! `routex decide` input parsing and output shapes (docs/contract.md 5.3).
 
 use routex::balancer::ClusterSnapshot;
 use routex::cli::decide::{parse_input, Outcome};

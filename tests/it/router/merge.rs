@@ -1,5 +1,5 @@
 //! Per-request expressions over the resolved base, through the real
-//! compiler (reference-behaviour.md 5.3, 7.2
+//! compiler (docs/stargate.md 5.3, 7.2
 //! `test_overlay_uses_resolved_base_and_completes_bounds`).
 
 use routex::diag::Code;

@@ -63,6 +63,7 @@ proptest! {
         }
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn any_decide_input_parses_or_errors(text in "\\PC{0,200}") {
         let _ = routex::cli::decide::parse_input(&text);

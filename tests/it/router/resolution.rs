@@ -1,4 +1,4 @@
-//! Resolution of `x-routing-method` (reference-behaviour.md 4.4, 5.5).
+//! Resolution of `x-routing-method` (docs/stargate.md 4.4, 5.5).
 
 use super::support::*;
 use rand::SeedableRng;
@@ -250,7 +250,7 @@ fn a_new_target_generation_starts_with_fresh_instances() {
 
 /// A stargate-compatible router (the default options: header form only)
 /// reads a value without `;` as a method name, even with `(` in it, and
-/// never builds it (reference-behaviour.md 5).
+/// never builds it (docs/stargate.md 5).
 #[test]
 fn header_only_routers_read_parenthesised_values_as_method_names() {
     let router: routex::router::Router = routex::router::Router::new(restrictive_table());
@@ -289,7 +289,7 @@ fn values_that_are_not_visible_ascii_are_unknown_methods() {
     assert_eq!(r.definition.policy.algorithm, Algorithm::Pulsar);
 }
 
-/// The two log lines of reference-behaviour.md 5.5, through the `log`
+/// The two log lines of docs/stargate.md 5.5, through the `log`
 /// facade. The logger is process-wide, so other tests' lines are captured
 /// too; these look for their own unique values.
 #[test]

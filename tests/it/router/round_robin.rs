@@ -1,5 +1,5 @@
 //! Round-robin through the router with the real balancer
-//! (reference-behaviour.md 3.3, 7.7).
+//! (docs/stargate.md 3.3, 7.7).
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

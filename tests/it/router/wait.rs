@@ -1,4 +1,4 @@
-//! The routing loop's timing (reference-behaviour.md 2.2, 7.7).
+//! The routing loop's timing (docs/stargate.md 2.2, 7.7).
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -1,4 +1,4 @@
-//! Fast mode (simulator.md A11.2) against faithful polling: the same
+//! Fast mode (docs/simulator-model.md A11.2) against faithful polling: the same
 //! scenario in both modes must agree within seed noise (goodput +-2 %,
 //! token reuse +-0.03) while making far fewer decisions.
 

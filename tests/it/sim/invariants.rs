@@ -19,6 +19,14 @@ fn every_measured_request_has_one_outcome_and_engines_drain() {
             );
             assert!(r.stats.engines_idle_at_end, "{policy} at {rate}");
             assert!(r.stats.max_slots_in_use <= 4);
+            // Reports are freed after their last delivery: with a 1 s
+            // heartbeat and at most 25 ms of delay, at most one report per
+            // backend is in flight (6 backends), however long the run.
+            assert!(
+                (1..=6).contains(&r.stats.max_reports_in_flight),
+                "{}",
+                r.stats.max_reports_in_flight
+            );
             // Little's law: mean slots in use = completion rate x mean holding
             // time; both sides are accumulated independently.
             let area = r.stats.slot_area_us as f64;

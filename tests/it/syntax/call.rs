@@ -1,4 +1,4 @@
-//! The call form: `method(name=value, ...)` (language.md 1).
+//! The call form: `method(name=value, ...)` (docs/contract.md 1).
 
 use super::support::{shape, slice};
 use routex::diag::{Code, Span};

@@ -1,4 +1,4 @@
-//! The header form: stargate's ordered rules (reference-behaviour.md 5.1,
+//! The header form: stargate's ordered rules (docs/stargate.md 5.1,
 //! behaviours of 7.2).
 
 use super::support::{header_error, slice};

@@ -1,4 +1,4 @@
-//! Route files (language.md 2): items, blocks, comments, and recovery that
+//! Route files (docs/contract.md 2): items, blocks, comments, and recovery that
 //! reports every syntax error with its exact span.
 
 use super::support::{file_shape, slice};

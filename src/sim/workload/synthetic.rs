@@ -1,9 +1,11 @@
-//! The demand plan (simulator.md A8): keys with popularity ranks, Poisson
-//! arrivals and every per-request draw, taken from the `WORKLOAD` stream in
-//! a fixed order so that every policy sees the same plan.
+//! The synthetic workloads (docs/simulator-model.md A8): keys with Zipf popularity,
+//! Poisson arrivals, and optionally a fixed chain of prefix blocks per key
+//! for engine v2.
 
-use super::time::{from_secs, Micros};
+use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
+use crate::sim::time::from_secs;
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 /// The scenario's `workload` object.
@@ -15,6 +17,10 @@ pub struct WorkloadSpec {
     /// Inclusive range of each key's input size.
     pub input_tokens: [u64; 2],
     pub output_tokens: u64,
+    /// Gives each key a fixed chain of ceil(input / block_tokens) blocks of
+    /// its own, for engine v2; absent = no blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_tokens: Option<u64>,
 }
 
 impl WorkloadSpec {
@@ -25,38 +31,15 @@ impl WorkloadSpec {
             zipf_s: 0.0,
             input_tokens: [6_661, 6_661],
             output_tokens: 256,
+            block_tokens: None,
         }
     }
 }
 
-/// One request of the plan.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PlannedRequest {
-    pub arrival: Micros,
-    /// Popularity rank - 1; the affinity key is `k<key + 1>`.
-    pub key: u32,
-    pub input: u64,
-    /// Index into the active routers.
-    pub router: u32,
-    pub jitter_ms: f64,
-    pub decode_tps: f64,
-}
-
-#[derive(Clone, Debug)]
-pub struct Plan {
-    pub requests: Vec<PlannedRequest>,
-    pub key_names: Vec<String>,
-    pub output_tokens: u64,
-}
-
-/// Inputs of the plan beyond the workload spec.
-pub struct PlanShape<'a> {
-    pub rate_rps: f64,
-    pub horizon_s: f64,
-    /// Traffic weight of each active router.
-    pub router_weights: &'a [f64],
-    pub ttft_jitter_ms: f64,
-    pub decode_tps: [f64; 2],
+impl WorkloadSource for WorkloadSpec {
+    fn plan(&self, shape: &PlanShape<'_>, rng: &mut ChaCha8Rng) -> Plan {
+        plan(self, shape, rng)
+    }
 }
 
 /// Cumulative sums for inverse-CDF draws.
@@ -95,6 +78,7 @@ pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> P
             }
         })
         .collect();
+    let (chains, blocks) = key_chains(&sizes, spec.block_tokens);
     let key_cdf = cdf((1..=keys).map(|i| 1.0 / f64::from(i).powf(spec.zipf_s)));
     let router_cdf = cdf(shape.router_weights.iter().copied());
     let mut requests = Vec::with_capacity((shape.rate_rps * shape.horizon_s * 1.05) as usize);
@@ -114,17 +98,38 @@ pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> P
                 arrival: from_secs(t),
                 key: key as u32,
                 input: sizes.get(key).copied().unwrap_or(in_lo),
+                output: spec.output_tokens,
                 router: router as u32,
                 jitter_ms,
                 decode_tps,
+                blocks: chains.get(key).copied().unwrap_or_default(),
             });
         }
     }
     Plan {
         requests,
         key_names: (1..=keys).map(|i| format!("k{i}")).collect(),
-        output_tokens: spec.output_tokens,
+        block_ids: blocks.len() as u32,
+        blocks: blocks.into(),
+        block_tokens: spec.block_tokens.unwrap_or(1),
+        end: from_secs(shape.horizon_s),
     }
+}
+
+/// Key i's chain is blocks [Σ_{j<i} n_j, Σ_{j<=i} n_j) with n_i =
+/// ceil(input_i / block_tokens): no two keys share a block.
+fn key_chains(sizes: &[u64], block_tokens: Option<u64>) -> (Vec<BlockSpan>, Vec<u32>) {
+    let Some(bt) = block_tokens.filter(|&b| b > 0) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut spans = Vec::with_capacity(sizes.len());
+    let mut next = 0u32;
+    for &size in sizes {
+        let len = u32::try_from(size.div_ceil(bt)).unwrap_or(u32::MAX);
+        spans.push(BlockSpan { start: next, len });
+        next = next.saturating_add(len);
+    }
+    (spans, (0..next).collect())
 }
 
 #[cfg(test)]

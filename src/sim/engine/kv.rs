@@ -1,5 +1,5 @@
 //! The per-backend KV cache of engine v1: an LRU over affinity keys whose
-//! size is counted in tokens (simulator.md A4 step 8).
+//! size is counted in tokens (docs/simulator-model.md A4 step 8).
 
 /// One cached key.
 #[derive(Clone, Copy, Debug)]

@@ -1,12 +1,29 @@
-//! Engine model v1, `mockdynamo-v1` (simulator.md A4): slots with a FIFO wait
-//! queue, independent per-request prefill of uncached tokens, a per-key LRU
-//! KV cache and a per-request decode rate. This type holds the state; the run
-//! loop schedules its events with the timings computed here.
+//! The engine model (docs/simulator-model.md A4; docs/simulator.md, "Engine
+//! v2"): how a backend serves requests. Slots with a FIFO wait queue, independent
+//! per-request prefill of the uncached tokens and a per-request decode rate
+//! are common to both models; they differ in the prefix cache:
+//!
+//! - v1, `mockdynamo-v1`: a per-key LRU sized in tokens ([`kv`]);
+//! - v2, `block-cache-v2`: an LRU of prefix blocks sized in tokens, reused
+//!   up to the longest cached prefix of the request's blocks ([`blocks`]).
+//!
+//! The run loop sees only [`Engine`]: `admit`, `reuse` (when prefill
+//! starts), `store` (when it ends), `release_slot`. This type holds
+//! the state; the run loop schedules the events with the timings computed
+//! here.
+
+pub mod blocks;
+pub mod kv;
 
 use super::events::ReqId;
-use super::kv::KvLru;
 use super::time::{from_ms, from_secs, Micros};
+use blocks::{BlockLru, KvEvent};
+use kv::KvLru;
 use std::collections::VecDeque;
+
+/// The model names a scenario's `engine.model` accepts.
+pub const V1: &str = "mockdynamo-v1";
+pub const V2: &str = "block-cache-v2";
 
 /// Parameters of one engine profile (A4.1).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -27,7 +44,7 @@ pub struct EngineParams {
 }
 
 fn default_model() -> String {
-    "mockdynamo-v1".into()
+    V1.into()
 }
 fn default_speed() -> f64 {
     1.0
@@ -85,22 +102,86 @@ impl EngineParams {
     }
 }
 
-/// Slots, wait queue and KV cache of one backend.
+/// What the prefix cache needs to know of a request.
+#[derive(Clone, Copy, Debug)]
+pub struct CacheKey<'a> {
+    /// The affinity key's index (v1's cache key).
+    pub key: u32,
+    pub input: u64,
+    /// The request's prefix blocks, first block first (v2).
+    pub blocks: &'a [u32],
+}
+
+#[derive(Clone, Debug)]
+enum Cache {
+    PerKey(KvLru),
+    Blocks(BlockLru),
+}
+
+/// Slots, wait queue and prefix cache of one backend.
 #[derive(Clone, Debug)]
 pub struct Engine {
     slots: u32,
     free_slots: u32,
     fifo: VecDeque<ReqId>,
-    pub kv: KvLru,
+    cache: Cache,
 }
 
 impl Engine {
-    pub fn new(params: &EngineParams) -> Self {
+    /// An idle engine. `block_tokens` and `block_ids` (one past the largest
+    /// block id of the workload) size engine v2's cache; v1 ignores them.
+    pub fn new(params: &EngineParams, block_tokens: u64, block_ids: u32) -> Self {
+        let cache = if params.model == V2 {
+            let capacity = params.kv_capacity_tokens / block_tokens.max(1);
+            Cache::Blocks(BlockLru::new(capacity, block_tokens, block_ids))
+        } else {
+            Cache::PerKey(KvLru::new(params.kv_capacity_tokens))
+        };
         Engine {
             slots: params.slots,
             free_slots: params.slots,
             fifo: VecDeque::new(),
-            kv: KvLru::new(params.kv_capacity_tokens),
+            cache,
+        }
+    }
+
+    /// Prefill starts: the tokens reused from the cache (touching what it
+    /// reuses).
+    pub fn reuse(&mut self, req: &CacheKey<'_>) -> u64 {
+        match &mut self.cache {
+            Cache::PerKey(kv) => kv.access(req.key, req.input),
+            Cache::Blocks(b) => b.reuse(req.blocks, req.input),
+        }
+    }
+
+    /// Prefill is done: the request's prefix is cached.
+    pub fn store(&mut self, req: &CacheKey<'_>) {
+        match &mut self.cache {
+            Cache::PerKey(kv) => kv.store(req.key, req.input),
+            Cache::Blocks(b) => b.store(req.blocks),
+        }
+    }
+
+    /// Engine v2 only: log block stores and removals from now on, for
+    /// routers that follow KV events.
+    pub fn log_kv_events(&mut self) {
+        if let Cache::Blocks(b) = &mut self.cache {
+            b.log_events();
+        }
+    }
+
+    /// Moves the logged KV events into `out`.
+    pub fn take_kv_events(&mut self, out: &mut Vec<KvEvent>) {
+        if let Cache::Blocks(b) = &mut self.cache {
+            b.take_events(out);
+        }
+    }
+
+    /// Tokens the prefix cache holds.
+    pub fn cached_tokens(&self) -> u64 {
+        match &self.cache {
+            Cache::PerKey(kv) => kv.used_tokens(),
+            Cache::Blocks(b) => b.used_tokens(),
         }
     }
 
@@ -174,7 +255,7 @@ mod tests {
     fn fifo_hands_slots_over_in_order() {
         let mut p = EngineParams::profile_a();
         p.slots = 2;
-        let mut e = Engine::new(&p);
+        let mut e = Engine::new(&p, 1, 0);
         assert!(e.admit(1));
         assert!(e.admit(2));
         assert!(!e.admit(3));

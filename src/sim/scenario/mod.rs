@@ -1,6 +1,8 @@
-//! The scenario file (simulator.md A10.1): schema, validation and policy
+//! The scenario file (docs/simulator-model.md A10.1): schema, validation and policy
 //! compilation. Every problem becomes a `Diagnostic` pointing into the JSON
 //! text where practical; unknown fields are rejected.
+
+mod validate;
 
 use super::engine::EngineParams;
 use super::park::WaitMode;
@@ -15,10 +17,11 @@ use crate::diag::{Code, Diagnostic, Report, Severity, Span};
 use crate::ir::{RouteTable, Settings};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The built-in default scenario: topology A3, profile A, workload R and the
 /// policies of A7.3.
-pub const DEFAULT_SCENARIO: &str = include_str!("scenario-default.json");
+pub const DEFAULT_SCENARIO: &str = include_str!("default.json");
 pub const DEFAULT_SOURCE: &str = "<built-in default scenario>";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -152,7 +155,13 @@ pub fn load(source_name: &str, text: &str) -> Result<Prepared, Report> {
         }
     };
     let mut errors = Vec::new();
-    validate_numbers(&file, text, &mut errors);
+    validate::numbers(&file, &mut |key: &str, message: String| {
+        errors.push(Diagnostic::new(
+            Code::InvalidValue,
+            key_span(text, key),
+            message,
+        ));
+    });
     let table = base_table(&file, text, &mut errors);
     let mut policies = Vec::new();
     if let Some(table) = &table {
@@ -204,7 +213,7 @@ fn settings(f: &ScenarioFile) -> SimSettings {
         max_wait_ms: f.client.max_wait_ms,
         timeout_us: f.client.timeout_ms.saturating_mul(US_PER_MS),
         ttft_slo_us: f.client.ttft_slo_ms.saturating_mul(US_PER_MS) as Micros,
-        workload: f.workload.clone(),
+        workload: Arc::new(f.workload.clone()),
         warmup_s: f.warmup_s,
         measure_s: f.measure_s,
         mode: WaitMode::Faithful,
@@ -251,176 +260,6 @@ fn key_span(text: &str, key: &str) -> Span {
     match text.find(&quoted) {
         Some(i) => Span::new(i, i + quoted.len()),
         None => Span::new(0, 0),
-    }
-}
-
-fn validate_numbers(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) {
-    let mut err = |key: &str, message: String| {
-        errors.push(Diagnostic::new(
-            Code::InvalidValue,
-            key_span(text, key),
-            message,
-        ));
-    };
-    let t = &f.topology;
-    let r = t.regions.len();
-    if r == 0 {
-        err("regions", "the topology needs at least one region".into());
-    }
-    if t.rtt_ms.len() != r || t.rtt_ms.iter().any(|row| row.len() != r) {
-        err(
-            "rtt_ms",
-            format!("`rtt_ms` must be a {r} x {r} matrix (one row and column per region)"),
-        );
-    }
-    if t.rtt_ms
-        .iter()
-        .flatten()
-        .chain([&t.intra_region_rtt_ms, &t.stats_relay_ms])
-        .any(|v| !(v.is_finite() && *v >= 0.0))
-    {
-        err("rtt_ms", "round-trip times must be finite and >= 0".into());
-    }
-    if t.regions
-        .iter()
-        .any(|g| !(g.traffic_weight.is_finite() && g.traffic_weight >= 0.0))
-    {
-        err(
-            "traffic_weight",
-            "traffic weights must be finite and >= 0".into(),
-        );
-    }
-    if !t
-        .regions
-        .iter()
-        .any(|g| g.traffic_weight > 0.0 && g.routers > 0)
-    {
-        err(
-            "regions",
-            "at least one region needs routers and a non-zero `traffic_weight`".into(),
-        );
-    }
-    if t.regions.iter().map(|g| g.backends).sum::<u32>() == 0 {
-        err("regions", "the topology needs at least one backend".into());
-    }
-    if f.seeds.is_empty() {
-        err("seeds", "`seeds` must not be empty".into());
-    }
-    if f.rates_rps.is_empty() || f.rates_rps.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
-        err(
-            "rates_rps",
-            "`rates_rps` must be a non-empty list of rates > 0".into(),
-        );
-    }
-    if !(f.warmup_s.is_finite() && f.warmup_s >= 0.0) {
-        err("warmup_s", "`warmup_s` must be finite and >= 0".into());
-    }
-    if !(f.measure_s.is_finite() && f.measure_s > 0.0) {
-        err("measure_s", "`measure_s` must be finite and > 0".into());
-    }
-    let e = &f.engine;
-    if e.model != "mockdynamo-v1" {
-        err(
-            "model",
-            format!(
-                "engine model `{}` is not supported; use \"mockdynamo-v1\"",
-                e.model
-            ),
-        );
-    }
-    if e.slots == 0 {
-        err("slots", "`slots` must be > 0".into());
-    }
-    let positive = |v: f64| v.is_finite() && v > 0.0;
-    if !positive(e.prefill_tps) || !positive(e.backend_speed) {
-        err(
-            "prefill_tps",
-            "`prefill_tps` and `backend_speed` must be finite and > 0".into(),
-        );
-    }
-    if !(positive(e.decode_tps[0])
-        && positive(e.decode_tps[1])
-        && e.decode_tps[0] <= e.decode_tps[1])
-    {
-        err(
-            "decode_tps",
-            "`decode_tps` must be [min, max] with 0 < min <= max".into(),
-        );
-    }
-    if !(e.ttft_base_ms.is_finite()
-        && e.ttft_base_ms >= 0.0
-        && e.ttft_jitter_ms.is_finite()
-        && e.ttft_jitter_ms >= 0.0)
-    {
-        err(
-            "ttft_base_ms",
-            "`ttft_base_ms` and `ttft_jitter_ms` must be finite and >= 0".into(),
-        );
-    }
-    let p = &f.pylon;
-    if p.heartbeat_ms == 0 {
-        err("heartbeat_ms", "`heartbeat_ms` must be > 0".into());
-    }
-    if !positive(p.input_tps.initial)
-        || p.input_tps.window == 0
-        || !(p.input_tps.floor_ms.is_finite() && p.input_tps.floor_ms >= 0.0)
-    {
-        err(
-            "input_tps",
-            "`input_tps` needs `initial` > 0, `window` >= 1 and `floor_ms` >= 0".into(),
-        );
-    }
-    if !(p.mismatch.tolerance.is_finite() && p.mismatch.tolerance >= 0.0) {
-        err("tolerance", "`tolerance` must be finite and >= 0".into());
-    }
-    let [lo, hi] = f.router.retry_sleep_ms;
-    if lo > hi || hi == 0 {
-        err(
-            "retry_sleep_ms",
-            "`retry_sleep_ms` must be [min, max] with min <= max and max > 0".into(),
-        );
-    }
-    if f.router.recheck_ms == 0 {
-        err("recheck_ms", "`recheck_ms` must be > 0".into());
-    }
-    if f.client.timeout_ms == 0 {
-        err("timeout_ms", "`timeout_ms` must be > 0".into());
-    }
-    let w = &f.workload;
-    if w.keys == 0
-        || w.input_tokens[0] > w.input_tokens[1]
-        || !(w.zipf_s.is_finite() && w.zipf_s >= 0.0)
-    {
-        err("workload", "`workload` needs `keys` > 0, `zipf_s` >= 0 and `input_tokens` [min, max] with min <= max".into());
-    }
-    // Bounds that keep a run's memory and arithmetic finite.
-    if w.keys > 10_000_000 || w.input_tokens[1] > 1_000_000_000 || w.output_tokens > 1_000_000 {
-        err(
-            "workload",
-            "`workload` is too large: at most 10 000 000 keys, 10^9 input and 10^6 output tokens"
-                .into(),
-        );
-    }
-    let horizon = f.warmup_s + f.measure_s;
-    if f.rates_rps.iter().any(|r| r * horizon > 50_000_000.0) {
-        err(
-            "rates_rps",
-            "a run would plan more than 50 million requests (rate x (warmup_s + measure_s))".into(),
-        );
-    }
-    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() > 10_000
-        || t.regions.iter().map(|g| u64::from(g.routers)).sum::<u64>() > 10_000
-    {
-        err(
-            "regions",
-            "at most 10 000 backends and 10 000 routers".into(),
-        );
-    }
-    if f.policies.is_empty() {
-        err(
-            "policies",
-            "`policies` must name at least one policy".into(),
-        );
     }
 }
 
