@@ -123,6 +123,7 @@ fn clusters(n: usize) -> Vec<ClusterSnapshot> {
             kv_cache_capacity_tokens: 1_000_000,
             kv_cache_used_tokens: 0,
             kv_cache_free_tokens: 500_000,
+            total_query_input_size: 0,
         })
         .collect()
 }

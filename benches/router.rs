@@ -29,6 +29,7 @@ fn clusters() -> Vec<ClusterSnapshot> {
             kv_cache_capacity_tokens: 400_000,
             kv_cache_used_tokens: 1000,
             kv_cache_free_tokens: 399_000,
+            total_query_input_size: 0,
         })
         .collect()
 }

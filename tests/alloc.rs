@@ -163,6 +163,7 @@ fn clusters() -> Vec<ClusterSnapshot> {
             kv_cache_capacity_tokens: 10_000,
             kv_cache_used_tokens: 0,
             kv_cache_free_tokens: if i % 7 == 0 { 10 } else { 10_000 },
+            total_query_input_size: 0,
         })
         .collect()
 }

@@ -1,12 +1,13 @@
 //! The request path does not allocate per decision: after warm-up, routing
 //! through a configured definition, a method-only override and a cached
-//! expression makes no heap allocation on this thread. A counting global
+//! expression makes no heap allocation on this thread; neither do the
+//! candidate view's reports, reservations and releases, nor routing over it. A counting global
 //! allocator needs its own test binary.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
-use routex::router::{CacheOutcome, RouteRequest, Router};
+use routex::router::{BackendStats, CacheOutcome, CandidateView, RouteRequest, Router};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -68,6 +69,7 @@ fn clusters() -> Vec<ClusterSnapshot> {
             kv_cache_capacity_tokens: 400_000,
             kv_cache_used_tokens: 1000,
             kv_cache_free_tokens: 399_000,
+            total_query_input_size: 0,
         })
         .collect()
 }
@@ -138,4 +140,73 @@ fn routing_does_not_allocate_after_warm_up() {
     assert_eq!(count(CacheOutcome::Build), 2);
     assert_eq!(count(CacheOutcome::Rebuild), 1);
     assert_eq!(count(CacheOutcome::Hit), 3 * 250 - 3);
+}
+
+/// Routing over the candidate view with pending reservations, and the view's
+/// own updates, allocate nothing once its buffers have grown.
+#[test]
+fn the_candidate_view_does_not_allocate_after_warm_up() {
+    let router = Router::new(routex::check::permissive_table());
+    let mut view = CandidateView::new();
+    let mut reports: Vec<BackendStats> = clusters()
+        .iter()
+        .map(|c| BackendStats {
+            last_mean_input_tps: c.last_mean_input_tps,
+            max_input_tps: c.max_input_tps,
+            queue_size: c.queue_size,
+            queued_input_size: c.queued_input_size,
+            num_running_queries: c.num_running_queries,
+            max_engine_concurrency: c.max_engine_concurrency,
+            queue_time_estimate_ms_by_priority: vec![(0, 20), (4, 90)],
+            kv_cache_capacity_tokens: c.kv_cache_capacity_tokens,
+            kv_cache_used_tokens: c.kv_cache_used_tokens,
+            kv_cache_free_tokens: c.kv_cache_free_tokens,
+            ..BackendStats::default()
+        })
+        .collect();
+    for (i, c) in clusters().iter().enumerate() {
+        view.add_backend(&c.id, "b");
+        view.set_rtt(&c.id, "b", c.rtt_ms).unwrap();
+        view.report_at(i, 0, &reports[i]).unwrap();
+    }
+    let request = RouteRequest::new(Request {
+        model: "m",
+        cache_affinity_key: Some("prefix-1"),
+        input_tokens: Some(2000),
+        ..Request::default()
+    })
+    .with_method(
+        "pulsar-wait-and-widen;seed=v1;max_queue_time_floor_ms=100;max_queue_time_ceil_ms=500",
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut round = |view: &mut CandidateView, n: u64| {
+        let mut held = [None; 4];
+        for k in 0..4u64 {
+            let decision = router.route(&request, view.snapshots(), &mut rng, &mut scratch);
+            if let Ok(Decision::Selected(choice)) = decision {
+                held[k as usize] = view.reserve(choice.index, 0, (k % 3) as u32, 500 + k);
+            }
+        }
+        if let Some(id) = held[0] {
+            view.release(id);
+        }
+        let b = (n % 20) as usize;
+        reports[b].queue_size = n % 5;
+        view.report_at(b, 0, &reports[b]).unwrap();
+    };
+    for n in 0..200 {
+        round(&mut view, n);
+    }
+    let allocations = allocations_during(|| {
+        for n in 200..400 {
+            round(&mut view, n);
+        }
+    });
+    assert_eq!(
+        allocations, 0,
+        "allocations in 800 decisions and their updates"
+    );
+    let pending: usize = (0..20).map(|c| view.pending(c)).sum();
+    assert!(pending > 0, "the decisions ran with reservations pending");
 }

@@ -64,6 +64,9 @@ pub struct ClusterSnapshot {
     pub kv_cache_capacity_tokens: u64,
     pub kv_cache_used_tokens: u64,
     pub kv_cache_free_tokens: u64,
+    /// Prompt tokens of every request the cluster holds; carried, never
+    /// read by the algorithms (docs/stargate.md 1.3).
+    pub total_query_input_size: u64,
 }
 
 /// A selection (docs/stargate.md 2.1).

@@ -123,6 +123,7 @@ impl ClusterInput {
             kv_cache_capacity_tokens: self.kv_cache_capacity_tokens,
             kv_cache_used_tokens: self.kv_cache_used_tokens,
             kv_cache_free_tokens: self.kv_cache_free_tokens,
+            total_query_input_size: 0,
         })
     }
 }

@@ -13,6 +13,7 @@ pub mod input;
 mod lint;
 pub mod output;
 pub mod sim;
+pub mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
 

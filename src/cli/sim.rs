@@ -22,6 +22,9 @@ pub struct SimArgs {
 pub enum SimCommand {
     /// Runs a scenario (the built-in five-region default without a file).
     Run(RunArgs),
+    /// Searches pulsar-wait-and-widen parameters for the highest goodput
+    /// within a TTFT p99 bound at one offered load.
+    Tune(super::tune::TuneArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -52,6 +55,7 @@ pub struct RunArgs {
 pub fn run(args: &SimArgs) -> i32 {
     match &args.command {
         SimCommand::Run(a) => run_scenario(a),
+        SimCommand::Tune(a) => super::tune::run(a),
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// A name when nothing is configured, else a detailed object with
 /// `algorithm` first and fields in schema order.
-fn entry_json(config: &AlgorithmConfig) -> Value {
+pub fn entry_json(config: &AlgorithmConfig) -> Value {
     let fields = configured(&config.fields);
     if fields.is_empty() {
         return Value::String(config.algorithm.name().to_string());

@@ -20,23 +20,31 @@ mod admission;
 mod cache;
 mod clock;
 mod engine;
+pub mod headers;
+#[cfg(feature = "http")]
+mod http_response;
 mod metrics;
 mod options;
 mod rejection;
 mod request;
 mod runtime;
+mod shared_view;
 mod state;
 mod targets;
+mod view;
 mod wait;
 
 pub use admission::{check_affinity_key, check_input_work, input_work, InputWork};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use engine::Engine;
+pub use headers::RequestHeaders;
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
 pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
 pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
 pub use request::{is_expression, PendingResolution, Resolved, RouteRequest, Source};
 pub use runtime::Router;
+pub use shared_view::{Reservation, SharedView, ViewRead};
+pub use view::{BackendStats, CandidateView, ReportError, ReservationId};
 pub use wait::{SleepKind, Step, WaitLoop, RECHECK_PERIOD, RETRY_SLEEP_MS, WAIT_CAP};
 
 #[cfg(doctest)]

@@ -10,6 +10,9 @@ pub const ERROR_CODE_HEADER: &str = "x-stargate-error-code";
 /// Why a request was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RejectionCode {
+    /// A mandatory request header missing or blank, or a numeric header
+    /// that is not a number of its width (docs/stargate.md 1.1; 400).
+    InvalidHeader,
     /// An `x-routing-method` value that does not compile (one of the eight
     /// stargate expression codes; 400).
     Expression(Code),
@@ -31,6 +34,7 @@ impl RejectionCode {
     /// The stable snake_case code: the header value and the body's `code`.
     pub const fn as_str(self) -> &'static str {
         match self {
+            RejectionCode::InvalidHeader => "invalid_header",
             RejectionCode::Expression(code) => code.as_str(),
             RejectionCode::MissingCacheAffinityKey => "missing_cache_affinity_key",
             RejectionCode::NoEligibleCandidates => "no_eligible_candidates",
@@ -44,7 +48,9 @@ impl RejectionCode {
     /// The HTTP status stargate answers with.
     pub const fn status(self) -> u16 {
         match self {
-            RejectionCode::Expression(_) | RejectionCode::MissingCacheAffinityKey => 400,
+            RejectionCode::InvalidHeader
+            | RejectionCode::Expression(_)
+            | RejectionCode::MissingCacheAffinityKey => 400,
             RejectionCode::NoEligibleCandidates => 404,
             RejectionCode::CandidatesExhausted
             | RejectionCode::InputWorkLimitExceeded

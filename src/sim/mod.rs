@@ -10,6 +10,7 @@
 //! interfaces: [`workload`] (where requests come from), [`engine`] (how a
 //! backend serves them) and [`routers`] (how a simulated router decides).
 
+pub mod baselines;
 pub mod calibrate;
 pub mod engine;
 pub mod events;
@@ -27,6 +28,6 @@ pub mod scenario;
 pub mod sweep;
 pub mod time;
 pub mod topology;
-pub mod views;
+pub mod tune;
 pub mod wait;
 pub mod workload;

@@ -2,7 +2,10 @@
 //! input-TPS window, the published stats report and queue-mismatch admission.
 
 use super::time::{Micros, US_PER_S};
+use crate::balancer::ClusterSnapshot;
+use crate::router::{BackendStats, CandidateView};
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// How the Pylon measures input TPS.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,6 +55,58 @@ pub struct StatsReport {
     pub slots: u64,
     /// The priority-0 queue estimate; `None` = empty map.
     pub queue_estimate_ms: Option<u64>,
+}
+
+impl StatsReport {
+    /// As the router's candidate view reads a report (A6): requests in
+    /// prefill are queued, every live request runs, the published
+    /// priority-0 estimate is the whole map.
+    pub fn backend_stats(&self) -> BackendStats {
+        BackendStats {
+            last_mean_input_tps: self.last_mean_tps,
+            max_input_tps: self.max_input_tps,
+            queue_size: self.input_phase,
+            queued_input_size: self.prompt_work,
+            total_query_input_size: self.total_input,
+            num_running_queries: self.input_phase + self.output_phase,
+            max_engine_concurrency: self.slots,
+            queue_time_estimate_ms_by_priority: self
+                .queue_estimate_ms
+                .map(|ms| (0, ms))
+                .into_iter()
+                .collect(),
+            ..BackendStats::default()
+        }
+    }
+}
+
+/// One router's candidate view: one single-backend cluster per backend
+/// (`ids`, in topology order) at `rtt_ms`, each starting from `initial`.
+pub fn router_view(ids: &[String], rtt_ms: &[f64], initial: &[Rc<StatsReport>]) -> CandidateView {
+    let mut view = CandidateView::new();
+    for ((id, &rtt), report) in ids.iter().zip(rtt_ms).zip(initial) {
+        let c = view.add_backend(id, id);
+        // Topology RTTs and Pylon reports are finite and non-negative.
+        let _ = view.set_rtt(id, id, rtt);
+        let _ = view.report_at(c, 0, &report.backend_stats());
+    }
+    view
+}
+
+/// The expected queue time a router sends with a dispatch (ref 3.1 for
+/// priority 0), read before the new reservation.
+pub fn expected_queue_ms(s: &ClusterSnapshot) -> Option<u64> {
+    if s.max_engine_concurrency > 0 && s.num_running_queries < s.max_engine_concurrency {
+        return Some(0);
+    }
+    if let Some(&(_, ms)) = s
+        .queue_time_estimate_ms_by_priority
+        .iter()
+        .rfind(|(p, _)| *p == 0)
+    {
+        return Some(ms);
+    }
+    queue_ms(s.queued_input_size, s.last_mean_input_tps)
 }
 
 /// ceil(tokens / tps x 1000) ms; `None` when tps is not a valid rate.

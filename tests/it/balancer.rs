@@ -51,6 +51,7 @@ pub fn cluster(id: &str) -> ClusterSnapshot {
         max_engine_concurrency: 4,
         kv_cache_capacity_tokens: 100_000,
         kv_cache_free_tokens: 100_000,
+        total_query_input_size: 0,
         ..ClusterSnapshot::new(id)
     }
 }

@@ -9,10 +9,12 @@ mod concurrency;
 mod decide_cli;
 #[cfg(feature = "cli")]
 mod decide_input;
+mod headers;
 mod merge;
 mod properties;
 mod rejection;
 mod resolution;
 mod round_robin;
 mod support;
+mod view;
 mod wait;

@@ -12,3 +12,4 @@ mod publish;
 mod scenario;
 mod snapshots;
 mod support;
+mod tune;

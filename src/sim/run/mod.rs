@@ -21,15 +21,14 @@ use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
 use super::park::{ParkingLot, WaitMode};
 use super::policy::PolicyKind;
 use super::publish::Coalescer;
-use super::pylon::{Pylon, PylonConfig};
+use super::pylon::{router_view, Pylon, PylonConfig};
 use super::rng::{stream, Stream};
 use super::routers::SimRouter;
 use super::time::{from_secs, one_way, Micros};
 use super::topology::Topology;
-use super::views::RouterView;
 use super::workload::{Plan, PlanShape, WorkloadSource};
 use crate::balancer::Scratch;
-use crate::router::WaitLoop;
+use crate::router::{CandidateView, WaitLoop};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use state::ReqState;
@@ -101,7 +100,7 @@ struct Sim<'a> {
     resolved: usize,
     engines: Vec<Engine>,
     pylons: Vec<Pylon>,
-    views: Vec<RouterView>,
+    views: Vec<CandidateView>,
     /// Reports in flight to the routers; `StatsArrive` events index it.
     reports: ReportSlab,
     routers: Vec<Box<dyn SimRouter>>,
@@ -111,7 +110,6 @@ struct Sim<'a> {
     scratch: Scratch,
     /// One-way delay [router][backend].
     one_way: Vec<Vec<Micros>>,
-    next_reservation: u64,
     stats: RunStats,
     slots_in_use: u64,
     /// Fast mode only: parked requests, the capacity limit under which a
@@ -159,7 +157,7 @@ impl<'a> Sim<'a> {
         let idle: Vec<_> = pylons.iter().map(|p| Rc::new(p.report())).collect();
         let ids: Vec<String> = topo.backends.iter().map(|b| b.id.clone()).collect();
         let views = (0..topo.routers.len())
-            .map(|r| RouterView::new(&ids, &topo.router_rtts(r), &idle))
+            .map(|r| router_view(&ids, &topo.router_rtts(r), &idle))
             .collect();
         let one_way = topo
             .routers
@@ -197,7 +195,6 @@ impl<'a> Sim<'a> {
             wait: WaitLoop::new(Some(s.max_wait_ms)),
             scratch: Scratch::default(),
             one_way,
-            next_reservation: 0,
             stats: RunStats::default(),
             slots_in_use: 0,
             lot: match s.mode {

@@ -8,6 +8,7 @@ use crate::balancer::Request;
 use crate::sim::events::{Event, ReqId};
 use crate::sim::metrics::Outcome;
 use crate::sim::park::WaitMode;
+use crate::sim::pylon::expected_queue_ms;
 use crate::sim::routers::Ask;
 use crate::sim::time::to_duration;
 use crate::sim::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
@@ -136,10 +137,8 @@ impl Sim<'_> {
         let p = self.plan.requests[idx];
         let router = p.router as usize;
         let view = &mut self.views[router];
-        let expected_queue_ms = view.expected_queue_ms(backend);
-        self.next_reservation += 1;
-        let reservation = self.next_reservation;
-        view.reserve(backend, reservation, p.input);
+        let expected_queue_ms = view.snapshots().get(backend).and_then(expected_queue_ms);
+        let reservation = view.reserve(backend, 0, 0, p.input);
         let st = &mut self.reqs[idx];
         st.dispatched_at = self.now;
         st.backend = backend as u32;
@@ -154,7 +153,8 @@ impl Sim<'_> {
         let idx = i as usize;
         let router = self.plan.requests[idx].router as usize;
         let (backend, reservation) = (self.reqs[idx].backend, self.reqs[idx].reservation);
-        if self.views[router].unreserve(backend as usize, reservation) {
+        let released = reservation.is_some_and(|r| self.views[router].release(r));
+        if released {
             self.view_changed(router, backend as usize);
         }
         if self.reqs[idx].outcome.is_some() {

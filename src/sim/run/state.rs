@@ -26,7 +26,7 @@ pub(super) struct ReqState {
     pub(super) dispatched_at: Micros,
     pub(super) rank_depth: u32,
     /// The dispatch in flight: its reservation and expected queue time.
-    pub(super) reservation: u64,
+    pub(super) reservation: Option<crate::router::ReservationId>,
     pub(super) expected_queue_ms: Option<u64>,
     pub(super) received_at: Micros,
     pub(super) slot_since: Micros,
@@ -46,7 +46,7 @@ impl ReqState {
             attempts: 0,
             dispatched_at: 0,
             rank_depth: 0,
-            reservation: 0,
+            reservation: None,
             expected_queue_ms: None,
             received_at: 0,
             slot_since: 0,

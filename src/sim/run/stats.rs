@@ -111,7 +111,8 @@ impl Sim<'_> {
             return;
         };
         if let Some(v) = self.views.get_mut(router) {
-            v.stats_arrive(backend, report);
+            // Pylon reports are well-formed; a malformed one is ignored.
+            let _ = v.report_at(backend, 0, &report.backend_stats());
             if !kv.is_empty() {
                 self.routers[router].kv_events(backend, &kv);
             }

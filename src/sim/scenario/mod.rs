@@ -142,6 +142,12 @@ impl Prepared {
         self.settings.warmup_s = warmup_s;
         self.settings.measure_s = measure_s;
     }
+
+    /// The base configuration's route table, which policy strings compile
+    /// against (the permissive default without `base_config`).
+    pub fn route_table(&self) -> Option<RouteTable> {
+        base_table(&self.file, "", &mut Vec::new())
+    }
 }
 
 /// Parses and validates a scenario; `Err` holds every error (and warning).

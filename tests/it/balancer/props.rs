@@ -53,6 +53,7 @@ fn cluster_strategy() -> impl Strategy<Value = ClusterSnapshot> {
                     kv_cache_capacity_tokens: cap,
                     kv_cache_used_tokens: 0,
                     kv_cache_free_tokens: free,
+                    total_query_input_size: 0,
                 }
             },
         )

@@ -130,6 +130,7 @@ fn pulsar_admission_applies_kv_feasibility_when_enabled() {
     let kv = |id: &str, free: u64| ClusterSnapshot {
         kv_cache_capacity_tokens: 1000,
         kv_cache_free_tokens: free,
+        total_query_input_size: 0,
         ..loaded(id, 100, 100.0)
     };
     let clusters = [kv("a", 500), kv("b", 10), loaded("no-metrics", 100, 100.0)];

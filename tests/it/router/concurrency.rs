@@ -48,6 +48,7 @@ fn cluster_sets() -> Vec<Vec<ClusterSnapshot>> {
                     kv_cache_capacity_tokens: 100_000,
                     kv_cache_used_tokens: 10_000 * ((i + set) % 10),
                     kv_cache_free_tokens: 100_000 - 10_000 * ((i + set) % 10),
+                    total_query_input_size: 0,
                 })
                 .collect()
         })

@@ -33,6 +33,7 @@ fn spec_example_parses_into_balancer_types() {
             kv_cache_capacity_tokens: 400_000,
             kv_cache_used_tokens: 0,
             kv_cache_free_tokens: 400_000,
+            total_query_input_size: 0,
         }]
     );
 }

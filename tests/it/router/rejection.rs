@@ -29,6 +29,7 @@ fn rejection_carries_code_status_header_and_body() {
 #[test]
 fn every_code_has_its_status() {
     let cases = [
+        (RejectionCode::InvalidHeader, "invalid_header", 400),
         (
             RejectionCode::MissingCacheAffinityKey,
             "missing_cache_affinity_key",

@@ -3,9 +3,9 @@
 
 use routex::balancer::{Balancer, Decision, Request, Scratch};
 use routex::check::{compile_request_expression, permissive_table};
-use routex::sim::pylon::StatsReport;
+use routex::router::CandidateView;
+use routex::sim::pylon::{router_view, StatsReport};
 use routex::sim::rng::{stream, Stream};
-use routex::sim::views::RouterView;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -37,7 +37,7 @@ fn ids(n: usize) -> Vec<String> {
 
 fn decide(
     b: &Balancer,
-    view: &RouterView,
+    view: &CandidateView,
     key: &str,
     elapsed_ms: f64,
     excluded: &[&str],
@@ -63,7 +63,7 @@ fn decide(
 /// The Pulsar ranking of `key` over `n` equal backends, best first.
 fn ranking(n: usize, key: &str) -> Vec<usize> {
     let ids = ids(n);
-    let view = RouterView::new(&ids, &vec![1.0; n], &vec![free(175_000.0); n]);
+    let view = router_view(&ids, &vec![1.0; n], &vec![free(175_000.0); n]);
     let b = balancer(r#"pulsar(seed="routesim-v1")"#);
     let mut order: Vec<usize> = Vec::new();
     for depth in 1..=n {
@@ -80,11 +80,11 @@ fn ranking(n: usize, key: &str) -> Vec<usize> {
 }
 
 /// Every backend full except the one at `rank` (1-based).
-fn view_with_free_rank(order: &[usize], rank: usize) -> RouterView {
+fn view_with_free_rank(order: &[usize], rank: usize) -> CandidateView {
     let n = order.len();
     let mut reports = vec![full(); n];
     reports[order[rank - 1]] = free(175_000.0);
-    RouterView::new(&ids(n), &vec![1.0; n], &reports)
+    router_view(&ids(n), &vec![1.0; n], &reports)
 }
 
 fn selected_depth(d: Decision) -> Option<u32> {
@@ -131,7 +131,7 @@ fn bucket_unlock_time_is_gap_times_factor() {
     // Backend a: full but queue estimate 0, TTFT 1 + 38.06 ms. Backend b:
     // free, 100 ms further away: its bucket unlocks after 100 x 0.25 = 25 ms.
     let ids = ids(2);
-    let view = RouterView::new(&ids, &[1.0, 101.0], &[full(), free(175_000.0)]);
+    let view = router_view(&ids, &[1.0, 101.0], &[full(), free(175_000.0)]);
     let ww = balancer(
         "wait-and-widen(max_queued=0, max_queue_time_floor_ms=4000, max_queue_time_ceil_ms=4000)",
     );
@@ -150,7 +150,7 @@ fn bucket_unlock_time_is_gap_times_factor() {
 fn pulsar_rank_one_frequency_tracks_weights() {
     let weights = [100_000.0, 200_000.0, 300_000.0, 400_000.0];
     let reports: Vec<_> = weights.iter().map(|&w| free(w)).collect();
-    let view = RouterView::new(&ids(4), &[1.0; 4], &reports);
+    let view = router_view(&ids(4), &[1.0; 4], &reports);
     let b = balancer(r#"pulsar(seed="routesim-v1")"#);
     let mut counts = [0f64; 4];
     for k in 0..10_000 {
@@ -173,7 +173,7 @@ fn pulsar_rank_one_frequency_tracks_weights() {
 
 #[test]
 fn constant_published_weights_keep_rankings_fixed() {
-    let mut view = RouterView::new(&ids(20), &[1.0; 20], &vec![free(175_000.0); 20]);
+    let mut view = router_view(&ids(20), &[1.0; 20], &vec![free(175_000.0); 20]);
     let b = balancer(r#"pulsar(seed="routesim-v1")"#);
     let before: Vec<_> = (0..200)
         .map(|k| decide(&b, &view, &format!("k{k}"), 0.0, &[]))
@@ -182,7 +182,7 @@ fn constant_published_weights_keep_rankings_fixed() {
     for i in 0..20 {
         let mut r = (*free(175_000.0)).clone();
         r.last_mean_tps = 1_000.0 * (i + 1) as f64;
-        view.stats_arrive(i, Rc::new(r));
+        view.report_at(i, 0, &r.backend_stats()).unwrap();
     }
     let after: Vec<_> = (0..200)
         .map(|k| decide(&b, &view, &format!("k{k}"), 0.0, &[]))
@@ -194,9 +194,8 @@ fn constant_published_weights_keep_rankings_fixed() {
 fn ring_is_deterministic_and_removal_moves_only_the_removed_keys() {
     let ww = r#"wait-and-widen(cache_affinity_backend_selection_count=1, cache_affinity_virtual_nodes=150, max_queued=4, seed="routesim-v1")"#;
     let (b20, b19) = (balancer(ww), balancer(ww));
-    let views =
-        [20, 19].map(|n| RouterView::new(&ids(n), &vec![1.0; n], &vec![free(175_000.0); n]));
-    let primary = |b: &Balancer, view: &RouterView, k: usize| match decide(
+    let views = [20, 19].map(|n| router_view(&ids(n), &vec![1.0; n], &vec![free(175_000.0); n]));
+    let primary = |b: &Balancer, view: &CandidateView, k: usize| match decide(
         b,
         view,
         &format!("k{k}"),

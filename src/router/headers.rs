@@ -1,0 +1,141 @@
+//! The request headers a stargate front end reads (docs/stargate.md 1.1),
+//! parsed into a [`RouteRequest`] or a 400 [`Rejection`].
+//!
+//! The parser borrows every value from the caller's header map and
+//! allocates nothing on success, so it can run on the request path.
+
+use super::rejection::{Rejection, RejectionCode};
+use super::request::{header_text, RouteRequest};
+use crate::balancer::Request;
+
+/// Header names, as stargate spells them (lower case, as HTTP/2 and most
+/// header maps store them).
+pub const REQUEST_ID: &str = "x-request-id";
+pub const MODEL: &str = "x-model";
+pub const ROUTING_KEY: &str = "x-routing-key";
+pub const INPUT_TOKENS: &str = "x-input-tokens";
+pub const PRIORITY: &str = "x-priority";
+pub const REQUEST_SLO_MS: &str = "x-request-slo-ms";
+pub const MAX_WAIT_MS: &str = "x-max-wait-ms";
+pub const CACHE_AFFINITY_KEY: &str = "x-cache-affinity-key";
+pub const ROUTING_METHOD: &str = "x-routing-method";
+
+/// The routing inputs of one request, borrowed from its headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestHeaders<'a> {
+    /// `x-request-id`: required, non-blank; not used by the balancers.
+    pub request_id: &'a str,
+    /// `x-model`: required, non-blank.
+    pub model: &'a str,
+    /// `x-routing-key`: blank or not text = absent.
+    pub routing_key: Option<&'a str>,
+    /// `x-cache-affinity-key`: blank or not text = absent.
+    pub cache_affinity_key: Option<&'a str>,
+    /// `x-input-tokens`: required.
+    pub input_tokens: u64,
+    /// `x-priority`: 0 when absent.
+    pub priority: u32,
+    /// `x-request-slo-ms`; 0 is kept and behaves as no SLO.
+    pub request_slo_ms: Option<u64>,
+    /// `x-max-wait-ms`: the routing wait limit and retry budget
+    /// (`WaitLoop::new`).
+    pub max_wait_ms: Option<u64>,
+    /// `x-routing-method`, raw: the router checks it (docs/stargate.md 5.5).
+    pub routing_method: Option<&'a [u8]>,
+}
+
+impl<'a> RequestHeaders<'a> {
+    /// Reads the headers through `get`, which returns a header's raw value
+    /// (the first one when repeated). Values are trimmed; 400
+    /// `invalid_header` when `x-request-id`, `x-model` or `x-input-tokens`
+    /// is missing or blank, or when a numeric header is present but not
+    /// text, empty, not a number (a leading `+` is allowed) or out of range
+    /// for its width.
+    pub fn parse(get: impl Fn(&'static str) -> Option<&'a [u8]>) -> Result<Self, Rejection> {
+        Ok(RequestHeaders {
+            request_id: required_text(REQUEST_ID, get(REQUEST_ID))?,
+            model: required_text(MODEL, get(MODEL))?,
+            routing_key: optional_text(get(ROUTING_KEY)),
+            cache_affinity_key: optional_text(get(CACHE_AFFINITY_KEY)),
+            input_tokens: match get(INPUT_TOKENS) {
+                Some(value) => number(INPUT_TOKENS, value, "u64")?,
+                None => return Err(missing(INPUT_TOKENS)),
+            },
+            priority: optional_number(PRIORITY, get(PRIORITY), "u32")?.unwrap_or(0),
+            request_slo_ms: optional_number(REQUEST_SLO_MS, get(REQUEST_SLO_MS), "u64")?,
+            max_wait_ms: optional_number(MAX_WAIT_MS, get(MAX_WAIT_MS), "u64")?,
+            routing_method: get(ROUTING_METHOD),
+        })
+    }
+
+    /// [`RequestHeaders::parse`] over an `http::HeaderMap`.
+    #[cfg(feature = "http")]
+    pub fn from_header_map(headers: &'a http::HeaderMap) -> Result<Self, Rejection> {
+        RequestHeaders::parse(|name| headers.get(name).map(http::HeaderValue::as_bytes))
+    }
+
+    /// The first attempt's request: elapsed zero, nothing excluded. Later
+    /// attempts update `request.elapsed` and `request.excluded`.
+    pub fn route_request(&self) -> RouteRequest<'a> {
+        RouteRequest {
+            request: Request {
+                model: self.model,
+                routing_key: self.routing_key,
+                cache_affinity_key: self.cache_affinity_key,
+                input_tokens: Some(self.input_tokens),
+                priority: self.priority,
+                request_slo_ms: self.request_slo_ms,
+                ..Request::default()
+            },
+            routing_method: self.routing_method,
+        }
+    }
+}
+
+fn missing(name: &str) -> Rejection {
+    Rejection::new(
+        RejectionCode::InvalidHeader,
+        format!("missing required header {name}"),
+    )
+}
+
+fn invalid(name: &str, what: &str) -> Rejection {
+    Rejection::new(RejectionCode::InvalidHeader, format!("{name} {what}"))
+}
+
+fn required_text<'a>(name: &str, value: Option<&'a [u8]>) -> Result<&'a str, Rejection> {
+    let value = value.ok_or_else(|| missing(name))?;
+    let text = header_text(value).ok_or_else(|| invalid(name, "is not visible ASCII text"))?;
+    match text.trim() {
+        "" => Err(invalid(name, "is blank")),
+        trimmed => Ok(trimmed),
+    }
+}
+
+fn optional_text(value: Option<&[u8]>) -> Option<&str> {
+    value
+        .and_then(header_text)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
+fn optional_number<T: std::str::FromStr>(
+    name: &str,
+    value: Option<&[u8]>,
+    width: &str,
+) -> Result<Option<T>, Rejection> {
+    value.map(|v| number(name, v, width)).transpose()
+}
+
+/// An unsigned decimal of type `T`. `str::parse` on unsigned integers
+/// accepts exactly one optional leading `+` and rejects signs, spaces,
+/// empty text and overflow.
+fn number<T: std::str::FromStr>(name: &str, value: &[u8], width: &str) -> Result<T, Rejection> {
+    let text = header_text(value).ok_or_else(|| invalid(name, "is not visible ASCII text"))?;
+    match text.trim() {
+        "" => Err(invalid(name, "is empty")),
+        trimmed => trimmed
+            .parse()
+            .map_err(|_| invalid(name, &format!("is not a {width} (unsigned integer)"))),
+    }
+}

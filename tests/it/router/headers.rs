@@ -1,0 +1,168 @@
+//! The request headers of docs/stargate.md 1.1: mandatory headers, numeric
+//! widths, trimming, blank values, and the 400 `invalid_header` answer.
+
+use routex::router::headers::{self, RequestHeaders};
+use routex::router::{Rejection, RejectionCode};
+
+/// Parses a header list (first value of a repeated name wins, as with
+/// `http::HeaderMap::get`).
+fn parse<'a>(list: &'a [(&'static str, &'a [u8])]) -> Result<RequestHeaders<'a>, Rejection> {
+    RequestHeaders::parse(|name| list.iter().find(|(n, _)| *n == name).map(|(_, v)| *v))
+}
+
+const BASE: [(&str, &[u8]); 3] = [
+    ("x-request-id", b"req-1"),
+    ("x-model", b"llama"),
+    ("x-input-tokens", b"100"),
+];
+
+fn with(extra: &[(&'static str, &'static [u8])]) -> Vec<(&'static str, &'static [u8])> {
+    // Extra entries first: they replace the base value of the same name.
+    extra.iter().copied().chain(BASE).collect()
+}
+
+fn without(name: &str) -> Vec<(&'static str, &'static [u8])> {
+    BASE.iter().copied().filter(|(n, _)| *n != name).collect()
+}
+
+fn rejected(list: &[(&'static str, &'static [u8])]) -> String {
+    let r = parse(list).unwrap_err();
+    assert_eq!(r.code, RejectionCode::InvalidHeader);
+    assert_eq!((r.status, r.header_value()), (400, "invalid_header"));
+    r.message
+}
+
+#[test]
+fn the_mandatory_headers_suffice() {
+    let h = parse(&BASE).unwrap();
+    assert_eq!(
+        h,
+        RequestHeaders {
+            request_id: "req-1",
+            model: "llama",
+            routing_key: None,
+            cache_affinity_key: None,
+            input_tokens: 100,
+            priority: 0,
+            request_slo_ms: None,
+            max_wait_ms: None,
+            routing_method: None,
+        }
+    );
+    let r = h.route_request();
+    assert_eq!(r.request.model, "llama");
+    assert_eq!(r.request.input_tokens, Some(100));
+    assert_eq!(r.request.priority, 0);
+    assert!(r.request.excluded.is_empty());
+    assert_eq!(r.routing_method, None);
+}
+
+#[test]
+fn every_header_is_read_and_trimmed() {
+    let list = with(&[
+        ("x-model", b"  llama-3-70b "),
+        ("x-routing-key", b" tenant-7 "),
+        ("x-cache-affinity-key", b"conv-42"),
+        ("x-input-tokens", b"+6661"),
+        ("x-priority", b"4294967295"),
+        ("x-request-slo-ms", b"0"),
+        ("x-max-wait-ms", b" 250 "),
+        ("x-routing-method", b" pulsar;seed=x "),
+    ]);
+    let h = parse(&list).unwrap();
+    assert_eq!(h.model, "llama-3-70b");
+    assert_eq!(h.routing_key, Some("tenant-7"));
+    assert_eq!(h.cache_affinity_key, Some("conv-42"));
+    assert_eq!(h.input_tokens, 6661);
+    assert_eq!(h.priority, u32::MAX);
+    assert_eq!(h.request_slo_ms, Some(0), "0 is kept");
+    assert_eq!(h.max_wait_ms, Some(250));
+    // The router reads the method raw (it trims and checks it itself).
+    assert_eq!(h.routing_method, Some(&b" pulsar;seed=x "[..]));
+    let r = h.route_request();
+    assert_eq!(r.request.routing_key, Some("tenant-7"));
+    assert_eq!(r.request.cache_affinity_key, Some("conv-42"));
+    assert_eq!(r.request.priority, u32::MAX);
+    assert_eq!(r.request.request_slo_ms, Some(0));
+}
+
+#[test]
+fn blank_or_non_text_optional_keys_are_absent() {
+    for value in [&b""[..], b"   ", b"\xff\xfe", b"caf\xc3\xa9"] {
+        let list: Vec<(&'static str, &[u8])> =
+            [("x-routing-key", value), ("x-cache-affinity-key", value)]
+                .into_iter()
+                .chain(BASE)
+                .collect();
+        let h = parse(&list).unwrap();
+        assert_eq!((h.routing_key, h.cache_affinity_key), (None, None));
+    }
+}
+
+#[test]
+fn a_missing_or_blank_mandatory_header_is_400() {
+    for name in [headers::REQUEST_ID, headers::MODEL, headers::INPUT_TOKENS] {
+        assert_eq!(
+            rejected(&without(name)),
+            format!("missing required header {name}")
+        );
+    }
+    assert_eq!(rejected(&with(&[("x-model", b"  ")])), "x-model is blank");
+    assert_eq!(
+        rejected(&with(&[("x-request-id", b"")])),
+        "x-request-id is blank"
+    );
+    assert_eq!(
+        rejected(&with(&[("x-model", b"llama\xff")])),
+        "x-model is not visible ASCII text"
+    );
+}
+
+#[test]
+fn malformed_numbers_are_400_naming_the_header() {
+    let u64_cases: [&[u8]; 9] = [
+        b"",
+        b"  ",
+        b"-1",
+        b"1.0",
+        b"1e3",
+        b"++1",
+        b"0x10",
+        b"18446744073709551616",
+        b"1 2",
+    ];
+    for name in [
+        headers::INPUT_TOKENS,
+        headers::REQUEST_SLO_MS,
+        headers::MAX_WAIT_MS,
+    ] {
+        for value in u64_cases {
+            let message = rejected(&with(&[(name, value)]));
+            let expected = if value.iter().all(|b| *b == b' ') {
+                format!("{name} is empty")
+            } else {
+                format!("{name} is not a u64 (unsigned integer)")
+            };
+            assert_eq!(message, expected, "{name}: {:?}", value);
+        }
+        assert_eq!(
+            rejected(&with(&[(name, b"1\x01")])),
+            format!("{name} is not visible ASCII text")
+        );
+    }
+    assert_eq!(
+        rejected(&with(&[("x-priority", b"4294967296")])),
+        "x-priority is not a u32 (unsigned integer)"
+    );
+    assert_eq!(
+        rejected(&with(&[("x-priority", b"")])),
+        "x-priority is empty"
+    );
+    // The widths' maxima are accepted.
+    let maxima = with(&[
+        ("x-input-tokens", b"18446744073709551615"),
+        ("x-priority", b"4294967295"),
+    ]);
+    let h = parse(&maxima).unwrap();
+    assert_eq!((h.input_tokens, h.priority), (u64::MAX, u32::MAX));
+}

@@ -1,0 +1,213 @@
+//! `routex sim tune` on a small scenario: the search is deterministic
+//! across `--jobs`, respects the TTFT bound, halves as documented, and
+//! prints a winner that routex's own checkers read back to the same values.
+
+use super::support::{input, prepared};
+use routex::config::check_lb_config;
+use routex::ir::Settings;
+use routex::sim::tune::space::{Setting, Space};
+use routex::sim::tune::{report, tune, TuneResult, TuneSpec};
+
+fn spec(p: &routex::sim::scenario::Prepared, bound_ms: f64) -> TuneSpec {
+    TuneSpec {
+        template: p.policies.iter().position(|x| x.name == "guard").unwrap(),
+        rate_rps: 12.0,
+        ttft_p99_bound_ms: bound_ms,
+        trials: 12,
+        seed: 5,
+        eta: 3,
+        space: Space::default(),
+    }
+}
+
+fn search(jobs: usize, bound_ms: f64) -> (TuneResult, String) {
+    let mut p = prepared(&input("fast-check.json"));
+    p.settings.mode = routex::sim::park::WaitMode::Fast;
+    let s = spec(&p, bound_ms);
+    let r = tune(&p, &s, jobs, &mut |_| {}).expect("tune");
+    let text = report::table(&r, &s) + &report::summary(&r, &s);
+    (r, text)
+}
+
+#[test]
+fn same_result_for_any_job_count() {
+    let (one, text_one) = search(1, 4_000.0);
+    let (two, text_two) = search(2, 4_000.0);
+    assert_eq!(text_one, text_two);
+    assert_eq!(one.best().expression, two.best().expression);
+    // Rung 1: 12 trials x 1 seed x a third of the window; the best
+    // ceil(12 / 3) = 4 move on, plus the reference, which missed the cut
+    // here; rung 2 keeps ceil(5 / 3) = 2 plus the reference again, and
+    // rung 3 runs those 3 on the scenario's 3 seeds.
+    let per_rung: Vec<usize> = (1..=3)
+        .map(|n| {
+            one.trials
+                .iter()
+                .filter(|t| t.evaluations.len() >= n)
+                .count()
+        })
+        .collect();
+    assert_eq!(per_rung, vec![12, 5, 3]);
+    assert_eq!(one.runs, 12 + 5 + 3 * 3);
+}
+
+#[test]
+fn the_bound_is_respected_and_the_reference_kept() {
+    let bound = 4_000.0;
+    let (r, _) = search(2, bound);
+    for t in &r.trials {
+        for e in &t.evaluations {
+            assert_eq!(e.feasible, e.ttft_p99_ms <= bound, "trial {}", t.id);
+        }
+    }
+    let best = r.best().last().copied().unwrap();
+    assert!(best.feasible, "some trial meets 4 s on this scenario");
+    // The winner is the best feasible trial of the last rung.
+    let last_rung = r.rungs.len();
+    for t in r.trials.iter().filter(|t| t.evaluations.len() == last_rung) {
+        let e = t.last().unwrap();
+        if e.feasible {
+            assert!(e.goodput_rps <= best.goodput_rps);
+        }
+    }
+    let reference = r.reference().expect("reference");
+    assert_eq!(reference.evaluations.len(), last_rung);
+    assert_eq!(
+        reference.setting,
+        Setting {
+            wait_ms: 300,
+            interval_ms: 300,
+            max_queued: 2,
+            fallback_max_queued: 0,
+            group: 1
+        }
+    );
+    // An impossible bound: nothing is feasible, the closest p99 wins.
+    let (none, text) = search(1, 1.0);
+    assert!(none.trials.iter().all(|t| !t.last().unwrap().feasible));
+    assert!(text.contains("no trial met the TTFT p99 bound"));
+    let p99 = |t: &routex::sim::tune::Trial| t.last().unwrap().ttft_p99_ms;
+    let deepest: Vec<f64> = none
+        .trials
+        .iter()
+        .filter(|t| t.evaluations.len() == last_rung)
+        .map(p99)
+        .collect();
+    assert!(deepest.windows(2).all(|w| w[0] <= w[1]), "{deepest:?}");
+}
+
+/// The printed expression and model entry compile with routex's own
+/// checkers to the winner's values.
+#[test]
+fn the_winner_pastes_into_both_formats() {
+    let (r, _) = search(2, 4_000.0);
+    let p = prepared(&input("fast-check.json"));
+    let table = p.route_table().expect("table");
+    let (expression, entry) = report::paste(&r, &table, "m").expect("paste");
+    let want = r.best().setting;
+    let check = |settings: &Settings, what: &str| match settings {
+        Settings::PulsarWaitAndWiden(s) => {
+            assert_eq!(s.cache_affinity_wait_ms, want.wait_ms, "{what}");
+            assert_eq!(s.band_widen_interval_ms, want.interval_ms, "{what}");
+            assert_eq!(s.bucket.max_queued, want.max_queued, "{what}");
+            assert_eq!(s.fallback_max_queued, want.fallback_max_queued, "{what}");
+            assert_eq!(
+                s.cache_affinity_backend_selection_count, want.group,
+                "{what}"
+            );
+            // The template's other arguments survive.
+            assert_eq!(s.bucket.max_queue_time_floor_ms, Some(4_000), "{what}");
+            assert_eq!(s.seed, "routesim-v1", "{what}");
+        }
+        other => panic!("{what}: {other:?}"),
+    };
+    let (definition, report) = routex::check::check_expression("expr", &expression, None, None);
+    assert!(!report.has_errors(), "{:?}", report.diagnostics);
+    check(&definition.expect("compiles").policy.settings, "expression");
+    assert!(
+        entry.starts_with("\"m\": {\n  \"algorithm\": \"pulsar-wait-and-widen\""),
+        "{entry}"
+    );
+    let config = format!("{{\"default\": \"random\", \"models\": {{\n{entry}\n}}}}");
+    let (table, report) = check_lb_config("lb-config.json", &config);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let table = table.expect("loads");
+    check(
+        &table.models["m"].definition.policy.settings,
+        "lb-config entry",
+    );
+}
+
+#[test]
+fn a_template_that_is_not_pulsar_wait_and_widen_is_refused() {
+    let p = prepared(&input("fast-check.json"));
+    let mut s = spec(&p, 1_000.0);
+    s.template = p.policies.iter().position(|x| x.name == "legacy").unwrap();
+    let err = tune(&p, &s, 1, &mut |_| {}).unwrap_err();
+    assert!(err.diagnostics[0]
+        .message
+        .contains("not a pulsar-wait-and-widen"));
+}
+
+/// The real binary: progress on stderr, the table and both pastes on
+/// stdout, each read back by `routex check` and `routex lint`.
+#[test]
+fn the_command_prints_what_the_checkers_accept() {
+    use crate::cli::run::{routex, scratch};
+    let args = [
+        "sim",
+        "tune",
+        "tests/inputs/sim/fast-check.json",
+        "--policy",
+        "guard",
+        "--rate",
+        "12",
+        "--ttft-p99-ms",
+        "4000",
+        "--trials",
+        "6",
+        "--jobs",
+        "2",
+    ];
+    let out = routex(&args);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("rung 1/3: 6 trials"), "{}", out.stderr);
+    assert!(out.stderr.contains("rung 3/3"), "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("rank trial wait_ms"),
+        "{}",
+        out.stdout
+    );
+    let after = |label: &str| {
+        let at = out.stdout.find(label).expect(label) + label.len();
+        out.stdout[at..].trim_start().to_string()
+    };
+    let expression = after("routing expression:");
+    let expression = expression.lines().next().unwrap();
+    assert!(
+        expression.starts_with("pulsar-wait-and-widen("),
+        "{expression}"
+    );
+    let check = routex(&["check", expression]);
+    assert_eq!(check.code, 0, "{check:?}");
+    let entry = after("lb-config.json model entry:");
+    let dir = scratch("sim-tune");
+    let file = dir.join("lb-config.json");
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"default\": \"random\", \"models\": {{\n{}\n}}}}",
+            entry.trim_end()
+        ),
+    )
+    .unwrap();
+    let lint = routex(&["lint", file.to_str().unwrap()]);
+    assert_eq!(lint.code, 0, "{lint:?}");
+    // Usage errors exit 2; a template of another algorithm exits 1.
+    let mut bad = args;
+    bad[7] = "0";
+    assert_eq!(routex(&bad).code, 2);
+    let mut legacy = args;
+    legacy[4] = "legacy";
+    assert_eq!(routex(&legacy).code, 1);
+}
