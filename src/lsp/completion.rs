@@ -27,7 +27,7 @@ pub fn complete<'a>(
 ) -> Vec<CompletionItem> {
     let text = document.text.as_str();
     let raw = match document.kind {
-        Kind::Routes => route_items(text, offset, 0, false, others),
+        Kind::Routes => route_items(text, offset, false, others),
         Kind::Config => json_items(text, offset, &[], others),
         Kind::Scenario => scenario_items(text, offset, others),
         Kind::Other => Vec::new(),
@@ -193,20 +193,15 @@ fn models<'a>(
         .collect()
 }
 
-/// Route-file (or, with `expression`, one expression's) items; `base` is
-/// where the text starts in the document.
+/// Route-file (or, with `expression`, one expression's) items.
 fn route_items<'a>(
     text: &str,
     offset: usize,
-    base: usize,
     expression: bool,
     others: impl Iterator<Item = &'a Document>,
 ) -> Vec<Item> {
     let cursor = context::cursor(text, offset, expression);
-    let replace = cursor
-        .token
-        .unwrap_or(Span::new(offset, offset))
-        .offset(base);
+    let replace = cursor.token.unwrap_or(Span::new(offset, offset));
     match cursor.slot {
         RouteSlot::Keyword => {
             let words: &[&str] = if cursor.in_block {
@@ -376,9 +371,13 @@ fn scenario_items<'a>(
             let Tok::Str { .. } = token.tok else {
                 return Vec::new();
             };
-            let inner = scan::string_text(text, token);
-            let start = token.span.start + 1;
-            route_items(inner, offset - start, start, true, others)
+            let decoded = scan::Decoded::of(text, token);
+            let at = decoded.decoded_offset(offset);
+            let mut items = route_items(&decoded.text, at, true, others);
+            for item in &mut items {
+                item.replace = decoded.document_span(item.replace);
+            }
+            items
         }
         _ => Vec::new(),
     }

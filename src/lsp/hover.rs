@@ -41,7 +41,11 @@ pub fn hover(document: &Document, offset: usize) -> Option<Hover> {
             let (t, s) = json_target(text, offset)?;
             (t, s, true)
         }
-        Kind::Scenario | Kind::Other => return None,
+        Kind::Scenario => {
+            let (t, s) = policy_target(text, offset)?;
+            (t, s, false)
+        }
+        Kind::Other => return None,
     };
     let table = document.analysis().table.as_ref();
     let markdown = match target {
@@ -218,34 +222,58 @@ fn model_text(id: &str, alg: Algorithm, table: Option<&RouteTable>) -> String {
 }
 
 /// The target under the cursor in a route file, from its syntax tree.
+/// The method, or the argument name or value, of `expr` at `offset`.
+fn expr_target(expr: &Expr, offset: usize, model: Option<&str>) -> Option<(Target, Span)> {
+    let inside = |s: Span| s.start <= offset && offset <= s.end;
+    if inside(expr.method.span) {
+        return Some((
+            Target::Algorithm(expr.method.node.clone()),
+            expr.method.span,
+        ));
+    }
+    let alg = recognise(&expr.method.node, false).map(|(a, _)| a);
+    let arg = expr
+        .args
+        .iter()
+        .find(|a| inside(a.name.span) || inside(a.value.span))?;
+    let field = Field::from_name(&arg.name.node)?;
+    let entry = alg.map(|algorithm| Entry {
+        model: model.map(String::from),
+        algorithm,
+    });
+    let span = if inside(arg.name.span) {
+        arg.name.span
+    } else {
+        arg.value.span
+    };
+    Some((Target::Field(field, entry), span))
+}
+
+/// A scenario's policy expression under the cursor (no effective value:
+/// it depends on the scenario's base configuration and router model).
+fn policy_target(text: &str, offset: usize) -> Option<(Target, Span)> {
+    let cursor = scan::cursor(text, offset + 1);
+    let token = cursor.token?;
+    let is_policy = matches!(cursor.path.as_slice(), [p] if p == "policies")
+        && matches!(cursor.slot, Slot::Value(_))
+        && matches!(token.tok, Tok::Str { .. });
+    if !is_policy {
+        return None;
+    }
+    let decoded = scan::Decoded::of(text, token);
+    let expr = crate::syntax::parse_expression(&decoded.text).ok()?;
+    let (target, span) = expr_target(&expr, decoded.decoded_offset(offset), None)?;
+    let target = match target {
+        Target::Field(field, _) => Target::Field(field, None),
+        other => other,
+    };
+    Some((target, decoded.document_span(span)))
+}
+
 fn route_target(document: &Document, offset: usize) -> Option<(Target, Span)> {
     let file = document.analysis().routes(&document.text)?;
     let inside = |s: Span| s.start <= offset && offset <= s.end;
-    let in_expr = |expr: &Expr, model: Option<&str>| -> Option<(Target, Span)> {
-        if inside(expr.method.span) {
-            return Some((
-                Target::Algorithm(expr.method.node.clone()),
-                expr.method.span,
-            ));
-        }
-        let alg = recognise(&expr.method.node, false).map(|(a, _)| a);
-        for arg in &expr.args {
-            if inside(arg.name.span) || inside(arg.value.span) {
-                let field = Field::from_name(&arg.name.node)?;
-                let entry = alg.map(|algorithm| Entry {
-                    model: model.map(String::from),
-                    algorithm,
-                });
-                let span = if inside(arg.name.span) {
-                    arg.name.span
-                } else {
-                    arg.value.span
-                };
-                return Some((Target::Field(field, entry), span));
-            }
-        }
-        None
-    };
+    let in_expr = |expr: &Expr, model: Option<&str>| expr_target(expr, offset, model);
     for item in &file.items {
         match item {
             Item::Default { expr, .. } => {

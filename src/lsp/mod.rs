@@ -29,6 +29,10 @@ pub mod server;
 pub mod symbols;
 pub mod transport;
 
+/// The protocol types the server's API speaks (documents are keyed by
+/// `lsp_types::Uri`), re-exported for benches and embedders.
+pub use lsp_types;
+
 use lsp_server::Connection;
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,

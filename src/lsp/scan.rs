@@ -106,6 +106,64 @@ pub fn string_text(text: &str, token: Token) -> &str {
     text.get(inner.start..end).unwrap_or("")
 }
 
+/// A JSON string's content decoded, with the offset in the document of
+/// every decoded byte (and one past the end), so positions in the decoded
+/// text (a policy expression) map back to the document.
+pub struct Decoded {
+    pub text: String,
+    offsets: Vec<usize>,
+}
+
+impl Decoded {
+    /// Decodes the content of a string token.
+    pub fn of(document: &str, token: Token) -> Decoded {
+        let start = token.span.start + 1;
+        let raw = string_text(document, token);
+        let mut text = String::with_capacity(raw.len());
+        let mut offsets = Vec::with_capacity(raw.len() + 1);
+        let mut chars = raw.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let decoded = if c == '\\' {
+                match chars.next().map(|(_, e)| e) {
+                    Some('n') => '\n',
+                    Some('t') => '\t',
+                    Some('r') => '\r',
+                    Some('b') => '\u{8}',
+                    Some('f') => '\u{c}',
+                    Some('u') => {
+                        let hex: String = (0..4)
+                            .filter_map(|_| chars.next().map(|(_, h)| h))
+                            .collect();
+                        u32::from_str_radix(&hex, 16)
+                            .ok()
+                            .and_then(char::from_u32)
+                            .unwrap_or('\u{fffd}')
+                    }
+                    Some(other) => other,
+                    None => '\\',
+                }
+            } else {
+                c
+            };
+            offsets.extend(std::iter::repeat_n(start + i, decoded.len_utf8()));
+            text.push(decoded);
+        }
+        offsets.push(start + raw.len());
+        Decoded { text, offsets }
+    }
+
+    /// The decoded offset of a document offset inside the string.
+    pub fn decoded_offset(&self, offset: usize) -> usize {
+        self.offsets.partition_point(|o| *o < offset)
+    }
+
+    /// The document span of a decoded span.
+    pub fn document_span(&self, span: Span) -> Span {
+        let at = |i: usize| self.offsets[i.min(self.offsets.len() - 1)];
+        Span::new(at(span.start), at(span.end))
+    }
+}
+
 /// Which part of a member the cursor is in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -331,6 +389,17 @@ mod tests {
         assert_eq!(c.token, None);
         let (c, _) = at(r#"{"a": [1, |]}"#);
         assert_eq!(c.slot, Slot::Other);
+    }
+
+    #[test]
+    fn decoded_strings_map_offsets_back() {
+        let text = r#"{"p": "a(s=\"x\")"}"#;
+        let token = Lexer::new(text, 0).nth(3).unwrap();
+        let d = Decoded::of(text, token);
+        assert_eq!(d.text, "a(s=\"x\")");
+        // `x` is decoded byte 5, document byte 13.
+        assert_eq!(d.decoded_offset(13), 5);
+        assert_eq!(d.document_span(Span::new(4, 7)), Span::new(11, 16));
     }
 
     #[test]

@@ -338,3 +338,25 @@ fn formatting_and_symbols() {
     assert_eq!(symbols[1]["selectionRange"], range((3, 4), (3, 11)));
     assert_eq!(client.shutdown(), 0);
 }
+
+#[test]
+fn hover_in_scenario_policy_expressions() {
+    let mut client = Client::start();
+    let uri = "file:///work/scenario.json";
+    client.open(
+        uri,
+        "{\"topology\": {}, \"policies\": {\"a\": \"pulsar(seed=\\\"x\\\")\", \"b\": \"powerOf2\"}}",
+    );
+    // On `seed` inside the first policy: the schema, no effective value.
+    let (text, hover_range) = hover_text(&mut client, uri, 0, 45);
+    assert_eq!(
+        text,
+        "**seed**: a token or a quoted string\n\ndefault: `\"\"`\n\n\
+         applies to: wait-and-widen, pulsar, pulsar-wait-and-widen\n"
+    );
+    assert_eq!(hover_range, range((0, 43), (0, 47)));
+    let (text, hover_range) = hover_text(&mut client, uri, 0, 66);
+    assert!(text.starts_with("**power-of-n**"), "{text}");
+    assert_eq!(hover_range, range((0, 63), (0, 71)));
+    assert_eq!(client.shutdown(), 0);
+}
