@@ -49,6 +49,9 @@ pub struct RunArgs {
     /// `fast` with `--quick`, `faithful` otherwise.
     #[arg(long, value_parser = ["faithful", "fast"])]
     pub mode: Option<String>,
+    /// Replays this trace file instead of the scenario's `trace.path`.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
 }
 
 /// `--jobs`: a thread count of at least 1 (0 would run nothing).
@@ -81,6 +84,8 @@ fn print_report(report: &Report) {
 /// Loads the scenario (file or built-in) and applies the overrides.
 pub fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
     let (name, text) = match &a.scenario {
+        // The input limit applies to the scenario; a trace is streamed
+        // and bounded by what it holds (sim::workload::trace::Limits).
         Some(path) => match super::input::read_text(path) {
             Ok(t) => (super::input::source_name(path), t),
             Err(e) => return Err(super::output::usage_error(e)),
@@ -90,7 +95,11 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, i32> {
             scenario::DEFAULT_SCENARIO.to_string(),
         ),
     };
-    let mut prepared = match scenario::load(&name, &text) {
+    let options = scenario::LoadOptions {
+        dir: a.scenario.as_deref().and_then(Path::parent),
+        trace: a.trace.as_deref(),
+    };
+    let mut prepared = match scenario::load_with(&name, &text, options) {
         Ok(p) => p,
         Err(report) => {
             print_report(&report);

@@ -58,6 +58,7 @@ pub fn run(a: &TuneArgs) -> i32 {
         quick: false,
         rng_seed: None,
         mode: Some(a.mode.clone()),
+        trace: None,
     };
     let prepared = match prepare(&run_args) {
         Ok(p) => p,

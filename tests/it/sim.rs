@@ -12,4 +12,5 @@ mod publish;
 mod scenario;
 mod snapshots;
 mod support;
+mod trace;
 mod tune;
