@@ -59,6 +59,7 @@ pub fn run(a: &TuneArgs) -> i32 {
         rng_seed: None,
         mode: Some(a.mode.clone()),
         trace: None,
+        shard: None,
     };
     let prepared = match prepare(&run_args) {
         Ok(p) => p,

@@ -443,6 +443,7 @@ fn simulator_checks(kind: &PolicyKind, whole: Span) -> Vec<Diagnostic> {
             },
         ),
         PolicyKind::Legacy { settings, .. } => (false, settings.consider_kv_free_tokens),
+        PolicyKind::Baseline(_) => (false, false),
     };
     if kv {
         out.push(Diagnostic::new(
