@@ -106,7 +106,7 @@ fn load_config(
         return Ok(None);
     };
     let text = read_text(path).map_err(usage_error)?;
-    let name = path.display().to_string();
+    let name = super::input::source_name(path);
     let (table, report) = load_table(&name, &text);
     match table {
         Some(table) if !report.has_errors() => Ok(Some(table)),

@@ -61,7 +61,7 @@ fn convert(
         Ok(text) => text,
         Err(error) => return usage_error(error),
     };
-    let (converted, report) = converter(&file.display().to_string(), &text);
+    let (converted, report) = converter(&super::input::source_name(file), &text);
     let reports = [report];
     if !reports[0].diagnostics.is_empty() {
         emit(&reports, format, Stream::Stderr, "file", true);

@@ -101,7 +101,7 @@ fn classify(index: usize, input: &str, header: bool) -> Result<Source, i32> {
     }
     let text = read_text(path).map_err(usage_error)?;
     Ok(Source {
-        name: input.to_string(),
+        name: super::input::source_name(path),
         text,
         is_file: true,
     })

@@ -7,7 +7,7 @@
 //! `models`) is some other JSON file (a simulator scenario, a decide input)
 //! and is skipped; a file named explicitly is always linted.
 
-use super::input::{read_text, UsageError};
+use super::input::{read_text, source_name, UsageError};
 use super::output::{emit, status, usage_error, Stream};
 use super::Format;
 use crate::diag::Report;
@@ -21,7 +21,11 @@ pub struct LintArgs {
     pub deny_warnings: bool,
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
-    /// Files or directories.
+    /// The name standard input (`-`) goes by in diagnostics; a name ending
+    /// in `.routes` reads it as a route file, any other as lb-config.json.
+    #[arg(long, value_name = "NAME")]
+    pub stdin_name: Option<String>,
+    /// Files or directories; `-` is standard input.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -33,7 +37,7 @@ struct Input {
 }
 
 pub fn run(args: &LintArgs) -> i32 {
-    let inputs = match collect(&args.paths) {
+    let inputs = match collect(&args.paths, args.stdin_name.clone()) {
         Ok(inputs) => inputs,
         Err(error) => return usage_error(error),
     };
@@ -45,7 +49,7 @@ pub fn run(args: &LintArgs) -> i32 {
     status(&reports, args.deny_warnings)
 }
 
-fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, UsageError> {
+fn collect(paths: &[PathBuf], stdin_name: Option<String>) -> Result<Vec<Input>, UsageError> {
     let mut inputs = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -55,7 +59,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, UsageError> {
                 let text = read_text(&file)?;
                 if is_lintable_json_or_routes(&file, &text) {
                     inputs.push(Input {
-                        name: file.display().to_string(),
+                        name: source_name(&file),
                         text,
                     });
                 }
@@ -67,8 +71,12 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, UsageError> {
                 )));
             }
         } else {
+            let name = match (&stdin_name, super::input::is_stdin(path)) {
+                (Some(given), true) => given.clone(),
+                _ => source_name(path),
+            };
             inputs.push(Input {
-                name: path.display().to_string(),
+                name,
                 text: read_text(path)?,
             });
         }

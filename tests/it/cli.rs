@@ -8,3 +8,4 @@ mod human;
 mod props;
 mod render;
 pub mod run;
+mod sarif;
