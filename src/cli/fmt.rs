@@ -62,7 +62,9 @@ pub fn run(args: &FmtArgs) -> i32 {
             }
             Ok(formatted) => {
                 out.push_str(&formatted);
-                if !formatted.ends_with('\n') {
+                // An empty route file is canonical as it is (`--check`
+                // agrees): nothing, not a blank line.
+                if !formatted.is_empty() && !formatted.ends_with('\n') {
                     out.push('\n');
                 }
             }
