@@ -459,3 +459,33 @@ fn a_failing_backend_excludes_its_cluster_and_the_request_is_routed_again() {
         assert_eq!(fleet.pending(), pending, "failed attempts leave nothing");
     });
 }
+
+#[test]
+fn a_client_that_disconnects_leaves_no_reservation() {
+    run(async {
+        let fleet = Fleet::start().await;
+        let key = "cancelled";
+        let rank = ranking(key);
+        for b in &fleet.backends {
+            b.hold();
+        }
+        let request = tokio::spawn(fleet.keyed(key));
+        until("the request at its backend", || {
+            fleet.backend(&rank[0]).received() == 1
+        })
+        .await;
+        let mut pending = vec![0; 3];
+        pending[index(&rank[0])] = 1;
+        assert_eq!(fleet.pending(), pending);
+        // The client goes away: the connection closes, the proxy's handler
+        // future is dropped, and with it the reservation.
+        request.abort();
+        until("the reservation released", || {
+            fleet.pending() == vec![0, 0, 0]
+        })
+        .await;
+        for b in &fleet.backends {
+            b.release();
+        }
+    });
+}

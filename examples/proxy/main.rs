@@ -89,25 +89,30 @@ async fn main() -> Result<(), String> {
 }
 
 /// A few requests through the proxy: three affinity keys twice each, a
-/// malformed `x-routing-method`, a missing `x-input-tokens`.
+/// malformed `x-routing-method`, a missing `x-input-tokens`. Fails (so CI
+/// notices) when an answer is not the expected one or a key moves.
 async fn demo(proxy_url: &str) -> Result<(), String> {
     let client = client::new();
     let url = format!("{proxy_url}/v1/completions");
-    let mut cases: Vec<Vec<(&str, &str)>> = Vec::new();
+    let mut cases: Vec<(Vec<(&str, &str)>, u16)> = Vec::new();
     for key in ["conversation-1", "conversation-2", "conversation-3"] {
         for _ in 0..2 {
-            cases.push(vec![
-                ("x-input-tokens", "800"),
-                ("x-cache-affinity-key", key),
-            ]);
+            cases.push((
+                vec![("x-input-tokens", "800"), ("x-cache-affinity-key", key)],
+                200,
+            ));
         }
     }
-    cases.push(vec![
-        ("x-input-tokens", "800"),
-        ("x-routing-method", "pulsar;seed=a,b"),
-    ]);
-    cases.push(vec![]);
-    for (i, extra) in cases.iter().enumerate() {
+    cases.push((
+        vec![
+            ("x-input-tokens", "800"),
+            ("x-routing-method", "pulsar;seed=a,b"),
+        ],
+        400,
+    ));
+    cases.push((vec![], 400));
+    let mut homes: std::collections::HashMap<String, String> = Default::default();
+    for (i, (extra, expected)) in cases.iter().enumerate() {
         let mut request = http::Request::post(&url)
             .header("x-request-id", format!("demo-{i}"))
             .header("x-model", MODEL);
@@ -139,6 +144,17 @@ async fn demo(proxy_url: &str) -> Result<(), String> {
             "{extra:?} -> {status} cluster={cluster} rank_depth={depth} code={code} {}",
             String::from_utf8_lossy(&body)
         );
+        if status.as_u16() != *expected {
+            return Err(format!("expected {expected}, got {status}"));
+        }
+        if let Some((_, key)) = extra.iter().find(|(n, _)| *n == "x-cache-affinity-key") {
+            let home = homes
+                .entry((*key).to_owned())
+                .or_insert_with(|| cluster.clone());
+            if *home != cluster {
+                return Err(format!("{key} moved from {home} to {cluster}"));
+            }
+        }
     }
     Ok(())
 }
