@@ -75,10 +75,13 @@ fn collect(paths: &[PathBuf], stdin_name: Option<String>) -> Result<Vec<Input>, 
                 (Some(given), true) => given.clone(),
                 _ => source_name(path),
             };
-            inputs.push(Input {
-                name,
-                text: read_text(path)?,
-            });
+            let text = read_text(path)?;
+            if !name.ends_with(".routes") && is_scenario(&text) {
+                return Err(UsageError::new(format!(
+                    "{name} is a simulator scenario, not an lb-config.json: run `routex sim run {name}`"
+                )));
+            }
+            inputs.push(Input { name, text });
         }
     }
     Ok(inputs)
@@ -109,6 +112,27 @@ fn search(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
     found.sort();
     Ok(found)
 }
+
+/// Whether a JSON text is a simulator scenario (docs/simulator.md): an
+/// object with a scenario's sections and none of lb-config.json's keys. The
+/// substring test keeps a second parse off every ordinary lb-config.json.
+fn is_scenario(text: &str) -> bool {
+    if !(text.contains("\"policies\"") || text.contains("\"topology\"")) {
+        return false;
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => {
+            !LB_CONFIG_KEYS.iter().any(|key| map.contains_key(*key))
+                && ["policies", "topology"]
+                    .iter()
+                    .any(|key| map.contains_key(*key))
+        }
+        _ => false,
+    }
+}
+
+/// The top-level keys of lb-config.json.
+const LB_CONFIG_KEYS: [&str; 3] = ["default", "request_algorithms", "models"];
 
 /// Whether a file found by search is a route file or an lb-config.json.
 fn is_lintable_json_or_routes(path: &Path, text: &str) -> bool {

@@ -3,8 +3,10 @@
 
 mod binary;
 mod commands;
+mod distribution;
 mod fixtures;
 mod human;
+mod messages;
 mod props;
 mod render;
 pub mod run;
