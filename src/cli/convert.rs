@@ -34,6 +34,12 @@ pub struct ImportArgs {
 }
 
 pub fn run_build(args: &BuildArgs) -> i32 {
+    let name = super::input::source_name(&args.file);
+    if name.ends_with(".json") {
+        return usage_error(format!(
+            "{name}: build reads a route file (*.routes) and this is an lb-config.json: run `routex import {name}` for its route file"
+        ));
+    }
     convert(
         &args.file,
         args.output.as_deref(),
@@ -43,6 +49,12 @@ pub fn run_build(args: &BuildArgs) -> i32 {
 }
 
 pub fn run_import(args: &ImportArgs) -> i32 {
+    let name = super::input::source_name(&args.file);
+    if name.ends_with(".routes") {
+        return usage_error(format!(
+            "{name}: import reads an lb-config.json and this is a route file: run `routex build {name}` for its lb-config.json"
+        ));
+    }
     convert(
         &args.file,
         args.output.as_deref(),
@@ -61,7 +73,7 @@ fn convert(
         Ok(text) => text,
         Err(error) => return usage_error(error),
     };
-    let (converted, report) = converter(&file.display().to_string(), &text);
+    let (converted, report) = converter(&super::input::source_name(file), &text);
     let reports = [report];
     if !reports[0].diagnostics.is_empty() {
         emit(&reports, format, Stream::Stderr, "file", true);

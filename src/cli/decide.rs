@@ -14,7 +14,7 @@ use std::time::Duration;
 /// Arguments of `routex decide` (docs/contract.md 5.3).
 #[derive(Debug, clap::Args)]
 pub struct DecideArgs {
-    /// Request and cluster snapshot (JSON).
+    /// Request and cluster snapshot (JSON); `-` is standard input.
     #[arg(long)]
     pub input: PathBuf,
     /// Route file (`*.routes`) or lb-config.json; default: the permissive
@@ -98,11 +98,26 @@ pub struct DecideInput {
 
 impl ClusterInput {
     fn snapshot(&self) -> Result<ClusterSnapshot, String> {
+        // The same rule as request.elapsed_ms: a negative or non-finite
+        // time or rate is a mistake, never a value to route on.
+        let rates = [
+            ("rtt_ms", Some(self.rtt_ms)),
+            ("last_mean_input_tps", Some(self.last_mean_input_tps)),
+            ("max_input_tps", self.max_input_tps),
+        ];
+        for (field, value) in rates {
+            if let Some(v) = value.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(format!(
+                    "cluster {}: {field} must be a non-negative number, not {v}",
+                    self.id
+                ));
+            }
+        }
         let mut estimates = Vec::with_capacity(self.queue_time_estimate_ms_by_priority.len());
         for (priority, ms) in &self.queue_time_estimate_ms_by_priority {
             let p: u32 = priority.trim().parse().map_err(|_| {
                 format!(
-                    "cluster {}: queue_time_estimate_ms_by_priority key {priority:?} is not a u32 priority",
+                    "cluster {}: queue_time_estimate_ms_by_priority key {priority:?} is not a priority (an integer from 0 to 4294967295)",
                     self.id
                 )
             })?;
@@ -192,12 +207,21 @@ fn millis(d: std::time::Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
 }
 
-/// Parses the input text.
+/// Parses the input text. A syntax or shape error starts with its
+/// `LINE:COLUMN: ` (1-based), so the CLI can prefix the file name.
 pub fn parse_input(text: &str) -> Result<(RequestInput, Vec<ClusterSnapshot>), String> {
-    let input: DecideInput =
-        serde_json::from_str(text).map_err(|e| format!("invalid input: {e}"))?;
+    let input: DecideInput = serde_json::from_str(text).map_err(|e| {
+        // serde_json ends its message with " at line L column C": moved to
+        // the front, where every other routex position is.
+        let message = e.to_string();
+        let message = match message.rfind(" at line ") {
+            Some(at) => message[..at].to_string(),
+            None => message,
+        };
+        format!("{}:{}: {message}", e.line(), e.column())
+    })?;
     if !(input.request.elapsed_ms.is_finite() && input.request.elapsed_ms >= 0.0) {
-        return Err("invalid input: request.elapsed_ms must be a non-negative number".into());
+        return Err("request.elapsed_ms must be a non-negative number".into());
     }
     let clusters = input
         .clusters
@@ -234,7 +258,7 @@ pub fn decide(
         .ok_or("no model: give --model or request.model")?;
     let excluded: Vec<&str> = request.excluded.iter().map(String::as_str).collect();
     let elapsed = Duration::try_from_secs_f64(request.elapsed_ms / 1000.0)
-        .map_err(|_| "invalid input: request.elapsed_ms is out of range".to_string())?;
+        .map_err(|_| "request.elapsed_ms is out of range".to_string())?;
     let balancer_request = Request {
         model,
         routing_key: request.routing_key.as_deref(),
@@ -282,14 +306,21 @@ pub fn decide(
     )
 }
 
+/// A file (or `-`) under the CLI's input rules: 4 MiB, UTF-8.
 fn read(path: &std::path::Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    super::input::read_text(path).map_err(|e| e.to_string())
 }
 
 fn run_inner(args: &DecideArgs) -> Result<Outcome, String> {
-    let (request, clusters) = parse_input(&read(&args.input)?)?;
+    let name = super::input::source_name(&args.input);
+    let (request, clusters) = parse_input(&read(&args.input)?).map_err(|e| {
+        match e.starts_with(|c: char| c.is_ascii_digit()) {
+            true => format!("{name}:{e}"),
+            false => format!("{name}: {e}"),
+        }
+    })?;
     let table = match &args.config {
-        Some(path) => load_config(&path.display().to_string(), &read(path)?)?,
+        Some(path) => load_config(&super::input::source_name(path), &read(path)?)?,
         None => crate::check::permissive_table(),
     };
     decide(
@@ -312,9 +343,6 @@ pub fn run(args: &DecideArgs) -> i32 {
             }
             0
         }
-        Err(message) => {
-            eprintln!("routex decide: {message}");
-            2
-        }
+        Err(message) => super::output::usage_error(message),
     }
 }

@@ -62,7 +62,9 @@ pub fn run(args: &FmtArgs) -> i32 {
             }
             Ok(formatted) => {
                 out.push_str(&formatted);
-                if !formatted.ends_with('\n') {
+                // An empty route file is canonical as it is (`--check`
+                // agrees): nothing, not a blank line.
+                if !formatted.is_empty() && !formatted.ends_with('\n') {
                     out.push('\n');
                 }
             }
@@ -101,7 +103,7 @@ fn classify(index: usize, input: &str, header: bool) -> Result<Source, i32> {
     }
     let text = read_text(path).map_err(usage_error)?;
     Ok(Source {
-        name: input.to_string(),
+        name: super::input::source_name(path),
         text,
         is_file: true,
     })

@@ -7,7 +7,7 @@
 //! `models`) is some other JSON file (a simulator scenario, a decide input)
 //! and is skipped; a file named explicitly is always linted.
 
-use super::input::{read_text, UsageError};
+use super::input::{read_text, source_name, UsageError};
 use super::output::{emit, status, usage_error, Stream};
 use super::Format;
 use crate::diag::Report;
@@ -21,7 +21,11 @@ pub struct LintArgs {
     pub deny_warnings: bool,
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
-    /// Files or directories.
+    /// The name standard input (`-`) goes by in diagnostics; a name ending
+    /// in `.routes` reads it as a route file, any other as lb-config.json.
+    #[arg(long, value_name = "NAME")]
+    pub stdin_name: Option<String>,
+    /// Files or directories; `-` is standard input.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -33,7 +37,7 @@ struct Input {
 }
 
 pub fn run(args: &LintArgs) -> i32 {
-    let inputs = match collect(&args.paths) {
+    let inputs = match collect(&args.paths, args.stdin_name.clone()) {
         Ok(inputs) => inputs,
         Err(error) => return usage_error(error),
     };
@@ -45,7 +49,7 @@ pub fn run(args: &LintArgs) -> i32 {
     status(&reports, args.deny_warnings)
 }
 
-fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, UsageError> {
+fn collect(paths: &[PathBuf], stdin_name: Option<String>) -> Result<Vec<Input>, UsageError> {
     let mut inputs = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -55,7 +59,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, UsageError> {
                 let text = read_text(&file)?;
                 if is_lintable_json_or_routes(&file, &text) {
                     inputs.push(Input {
-                        name: file.display().to_string(),
+                        name: source_name(&file),
                         text,
                     });
                 }
@@ -67,10 +71,17 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<Input>, UsageError> {
                 )));
             }
         } else {
-            inputs.push(Input {
-                name: path.display().to_string(),
-                text: read_text(path)?,
-            });
+            let name = match (&stdin_name, super::input::is_stdin(path)) {
+                (Some(given), true) => given.clone(),
+                _ => source_name(path),
+            };
+            let text = read_text(path)?;
+            if !name.ends_with(".routes") && is_scenario(&text) {
+                return Err(UsageError::new(format!(
+                    "{name} is a simulator scenario, not an lb-config.json: run `routex sim run {name}`"
+                )));
+            }
+            inputs.push(Input { name, text });
         }
     }
     Ok(inputs)
@@ -102,6 +113,27 @@ fn search(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
     Ok(found)
 }
 
+/// Whether a JSON text is a simulator scenario (docs/simulator.md): an
+/// object with a scenario's sections and none of lb-config.json's keys. The
+/// substring test keeps a second parse off every ordinary lb-config.json.
+fn is_scenario(text: &str) -> bool {
+    if !(text.contains("\"policies\"") || text.contains("\"topology\"")) {
+        return false;
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => {
+            !LB_CONFIG_KEYS.iter().any(|key| map.contains_key(*key))
+                && ["policies", "topology"]
+                    .iter()
+                    .any(|key| map.contains_key(*key))
+        }
+        _ => false,
+    }
+}
+
+/// The top-level keys of lb-config.json.
+const LB_CONFIG_KEYS: [&str; 3] = ["default", "request_algorithms", "models"];
+
 /// Whether a file found by search is a route file or an lb-config.json.
 fn is_lintable_json_or_routes(path: &Path, text: &str) -> bool {
     if path.extension().is_some_and(|e| e == "routes") {
@@ -109,10 +141,7 @@ fn is_lintable_json_or_routes(path: &Path, text: &str) -> bool {
     }
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(map)) => {
-            map.is_empty()
-                || ["default", "request_algorithms", "models"]
-                    .iter()
-                    .any(|key| map.contains_key(*key))
+            map.is_empty() || LB_CONFIG_KEYS.iter().any(|key| map.contains_key(*key))
         }
         // Not JSON at all: lint it, so the user sees `invalid_json`.
         Ok(_) | Err(_) => true,

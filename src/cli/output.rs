@@ -65,7 +65,10 @@ pub fn emit(reports: &[Report], format: Format, stream: Stream, noun: &str, quie
         }
         Format::Json => json::render(reports),
         Format::Github => github::render(reports),
-        Format::Sarif => sarif::render(reports),
+        Format::Sarif => {
+            let cwd = std::env::current_dir().ok();
+            sarif::render_in(reports, cwd.as_deref().and_then(|d| d.to_str()))
+        }
     };
     match stream {
         Stream::Stdout => stdout(&text),

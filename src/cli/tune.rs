@@ -1,6 +1,7 @@
 //! `routex sim tune`: argument parsing, progress on stderr and printing;
 //! the search lives in `crate::sim::tune`.
 
+use super::output::usage_error;
 use super::sim::{prepare, RunArgs};
 use crate::ir::Settings;
 use crate::sim::policy::PolicyKind;
@@ -32,8 +33,8 @@ pub struct TuneArgs {
     /// Successive halving keeps 1/eta of the trials at each rung (1 = no halving).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub eta: u64,
-    /// Worker threads (the result does not depend on it).
-    #[arg(long, default_value_t = 1)]
+    /// Worker threads, at least 1 (the result does not depend on it).
+    #[arg(long, default_value_t = 1, value_parser = super::sim::jobs)]
     pub jobs: usize,
     /// Waiting model of the runs; `fast` by default (validated against
     /// `faithful` in docs/simulator.md).
@@ -45,12 +46,10 @@ pub struct TuneArgs {
 pub fn run(a: &TuneArgs) -> i32 {
     let positive = |v: f64| v.is_finite() && v > 0.0;
     if !(positive(a.rate) && positive(a.ttft_p99_ms)) {
-        eprintln!("routex sim tune: --rate and --ttft-p99-ms must be finite and > 0");
-        return 2;
+        return usage_error("sim tune: --rate and --ttft-p99-ms must be finite and > 0");
     }
     if a.trials == 0 || a.trials > 10_000 {
-        eprintln!("routex sim tune: --trials must be between 1 and 10000");
-        return 2;
+        return usage_error("sim tune: --trials must be between 1 and 10000");
     }
     let run_args = RunArgs {
         scenario: a.scenario.clone(),
@@ -59,6 +58,8 @@ pub fn run(a: &TuneArgs) -> i32 {
         quick: false,
         rng_seed: None,
         mode: Some(a.mode.clone()),
+        trace: None,
+        shard: None,
     };
     let prepared = match prepare(&run_args) {
         Ok(p) => p,

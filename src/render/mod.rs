@@ -12,11 +12,16 @@ mod inert;
 pub mod json;
 mod location;
 mod plain;
+mod rules;
 pub mod sarif;
+mod uri;
 
 pub use location::{locate, Location, Locator};
 
 use crate::diag::Report;
+
+/// The source name of standard input (`routex lint -`) in every format.
+pub const STDIN_NAME: &str = "<stdin>";
 
 /// Errors and warnings over every report of a run.
 pub fn totals(reports: &[Report]) -> (usize, usize) {

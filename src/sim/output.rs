@@ -83,6 +83,9 @@ pub fn summary_json(p: &Prepared, mode: &str, runs: &[RunOutput]) -> String {
             obj.insert("expression".into(), json!(policy.text));
             obj.insert("rate_rps".into(), json!(r.key.rate_rps));
             obj.insert("seed".into(), json!(r.key.seed));
+            if let Some(t) = &p.trace {
+                obj.insert("speedup".into(), json!(r.key.rate_rps / t.native_rps));
+            }
             obj.extend(metric_map(&r.result.metrics));
             let d = &r.result.diagnostics;
             obj.insert("served_per_backend".into(), json!(d.served));
@@ -115,6 +118,10 @@ pub fn summary_json(p: &Prepared, mode: &str, runs: &[RunOutput]) -> String {
         "runs": run_values,
         "aggregates": aggregates,
     });
+    let mut doc = doc;
+    if let (Some(t), Value::Object(map)) = (&p.trace, &mut doc) {
+        map.insert("trace".into(), json!(t));
+    }
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
@@ -169,6 +176,16 @@ pub fn timeseries_csv(p: &Prepared, runs: &[RunOutput]) -> String {
     s
 }
 
+/// A rate for the table: whole rates as written, a trace's derived rates
+/// (speed-up x native rate) to one decimal.
+fn rate_text(rate: f64) -> String {
+    if rate.fract() == 0.0 {
+        format!("{rate}")
+    } else {
+        format!("{rate:.1}")
+    }
+}
+
 /// The printed table: one row per run, wall time included.
 pub fn table(p: &Prepared, runs: &[RunOutput]) -> String {
     let mut s = format!(
@@ -182,7 +199,7 @@ pub fn table(p: &Prepared, runs: &[RunOutput]) -> String {
             s,
             "{:<18} {:>5} {:>4} {:>8.1} {:>8.1} {:>6.1} {:>8} {:>6} {:>7} {:>8.0} {:>8.0} {:>8.0} {:>5.1} {:>6.1} {:>7.1} {:>7.1} {:>9.2} {:>8.0}",
             p.policies[r.key.policy].name,
-            r.key.rate_rps,
+            rate_text(r.key.rate_rps),
             r.key.seed,
             m.goodput_rps,
             m.throughput_rps,

@@ -126,6 +126,24 @@ fn panel(
     }
 }
 
+/// The goodput axis's tick step: the smallest 1, 2 or 5 x 10^k giving at
+/// most 7 steps up to `max` (50 for the reproduction's 200-350 RPS), so a
+/// plot has at most 9 ticks whatever the rates.
+pub fn tick_step(max: f64) -> f64 {
+    if !(max.is_finite() && max > 0.0) {
+        return 1.0;
+    }
+    let raw = max / 7.0;
+    let mut step = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if step * m >= raw {
+            step *= m;
+            break;
+        }
+    }
+    step
+}
+
 pub fn svg(p: &Prepared, runs: &[RunOutput]) -> String {
     let goodput = series(p, runs, "goodput_rps");
     let reuse = series(p, runs, "token_reuse");
@@ -142,9 +160,10 @@ pub fn svg(p: &Prepared, runs: &[RunOutput]) -> String {
         .flatten()
         .map(|p| p.3)
         .fold(rate_hi, f64::max);
-    let g_hi = (g_max / 50.0).ceil() * 50.0;
-    let g_ticks: Vec<f64> = (0..=(g_hi / 50.0) as u32)
-        .map(|i| f64::from(i) * 50.0)
+    let step = tick_step(g_max);
+    let g_hi = (g_max / step).ceil().max(1.0) * step;
+    let g_ticks: Vec<f64> = (0..=(g_hi / step) as u32)
+        .map(|i| f64::from(i) * step)
         .collect();
     let legend_h = 18.0 * p.policies.len() as f64;
     let height = 30.0 + PANEL_H + 10.0 + legend_h;
@@ -194,4 +213,24 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick_step;
+
+    #[test]
+    fn tick_steps_are_round_and_few() {
+        assert_eq!(tick_step(320.0), 50.0);
+        assert_eq!(tick_step(350.0), 50.0);
+        assert_eq!(tick_step(3.4), 0.5);
+        assert_eq!(tick_step(1e12), 200_000_000_000.0);
+        assert_eq!(tick_step(f64::INFINITY), 1.0);
+        assert_eq!(tick_step(0.0), 1.0);
+        for max in [0.01, 1.0, 7.0, 99.0, 123.0, 1e6, 3.3e9] {
+            let step = tick_step(max);
+            let ticks = (max / step).ceil() + 1.0;
+            assert!(ticks <= 9.0, "{max}: {ticks}");
+        }
+    }
 }

@@ -2,6 +2,8 @@
 //! routex, or the built-in `legacy-band-walk` baseline. Either way the
 //! decision comes from the balancer core; nothing here decides.
 
+use super::baselines::spec::{self as baseline, Baseline};
+use super::engine::EngineParams;
 use super::routers::{CoreRouter, SimRouter};
 use crate::balancer::{open_prefix, Balancer};
 use crate::check;
@@ -34,17 +36,20 @@ pub enum PolicyKind {
         settings: PulsarWaitAndWidenSettings,
         initial_wait_ms: u64,
     },
+    /// One of the peers' routers (docs/simulator.md "Baselines").
+    Baseline(Baseline),
 }
 
 impl PolicyKind {
     /// One router's decision maker for this policy.
-    pub fn instantiate(&self) -> Box<dyn SimRouter> {
+    pub fn instantiate(&self, engine: &EngineParams) -> Box<dyn SimRouter> {
         let balancer = match self {
             PolicyKind::Core(p) => Balancer::new(p),
             PolicyKind::Legacy {
                 settings,
                 initial_wait_ms,
             } => Balancer::legacy_band_walk(settings, *initial_wait_ms),
+            PolicyKind::Baseline(b) => return super::baselines::routers::instantiate(b, engine),
         };
         Box::new(CoreRouter {
             balancer,
@@ -59,6 +64,7 @@ impl PolicyKind {
         };
         match self {
             PolicyKind::Legacy { settings, .. } => all(settings.bucket.max_queued),
+            PolicyKind::Baseline(_) => all(u64::MAX),
             PolicyKind::Core(p) => match &p.settings {
                 Settings::PulsarWaitAndWiden(w) => WakeRule {
                     capacity_limit: w.bucket.max_queued.max(w.fallback_max_queued),
@@ -83,6 +89,7 @@ impl PolicyKind {
         match self {
             PolicyKind::Core(p) => matches!(p.settings, Settings::PulsarWaitAndWiden(_)),
             PolicyKind::Legacy { .. } => true,
+            PolicyKind::Baseline(_) => false,
         }
     }
 
@@ -95,6 +102,7 @@ impl PolicyKind {
                 _ => return (None, None),
             },
             PolicyKind::Legacy { settings, .. } => &settings.bucket,
+            PolicyKind::Baseline(_) => return (None, None),
         };
         (b.max_queue_time_floor_ms, b.max_queue_time_ceil_ms)
     }
@@ -152,6 +160,9 @@ pub fn compile(
     text: &str,
 ) -> Result<(PolicyKind, Vec<Diagnostic>), Vec<Diagnostic>> {
     let trimmed = text.trim_start();
+    if baseline::is_baseline(text) {
+        return baseline::parse(text).map(|b| (PolicyKind::Baseline(b), Vec::new()));
+    }
     if let Some(rest) = trimmed.strip_prefix(LEGACY) {
         let at = text.len() - trimmed.len() + LEGACY.len();
         return compile_legacy(table, model, text, rest, at).map(|k| (k, Vec::new()));

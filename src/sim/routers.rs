@@ -7,6 +7,7 @@
 //! and the engines' KV events.
 
 use super::engine::blocks::KvEvent;
+use super::events::ReqId;
 use super::park::wake_mask;
 use super::policy::WakeRule;
 use super::time::Micros;
@@ -15,6 +16,9 @@ use rand::RngCore;
 
 /// What a router knows of a request when it decides.
 pub struct Ask<'a> {
+    /// The request's index in the plan (routers that follow their
+    /// requests key their records by it).
+    pub id: ReqId,
     /// The core's request: model, keys, input tokens, elapsed, excluded.
     pub request: Request<'a>,
     /// The request's prefix blocks, first block first (empty when the
@@ -46,6 +50,26 @@ pub trait SimRouter {
 
     /// KV events of `backend`, delivered with its stats report.
     fn kv_events(&mut self, _backend: usize, _events: &[KvEvent]) {}
+
+    /// Whether dispatches carry the expected queue time that Pylon's
+    /// queue-mismatch admission checks (stargate's routers do; the peers'
+    /// routers send none, so their requests are never rejected).
+    fn sends_expected_queue(&self) -> bool {
+        true
+    }
+
+    /// The request's first token left `backend` (its prefill is over).
+    fn first_token(&mut self, _request: ReqId, _backend: usize) {}
+
+    /// The request no longer occupies `backend`: it completed, the client
+    /// gave up, or a 429 came back. Called once per dispatch.
+    fn finished(&mut self, _request: ReqId, _backend: usize) {}
+
+    /// Requests the router still keeps a record of (0 once every dispatch
+    /// has been finished: checked at the end of each run in debug builds).
+    fn held_requests(&self) -> usize {
+        0
+    }
 
     /// Fast mode: the backends whose view change can wake a request parked
     /// after `ask` (bit b = backend b, see `park::bit`); all by default.

@@ -5,6 +5,8 @@ mod binary;
 mod commands;
 mod fixtures;
 mod human;
+mod messages;
 mod props;
 mod render;
 pub mod run;
+mod sarif;

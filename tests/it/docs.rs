@@ -80,6 +80,23 @@ fn blocks(text: &str) -> Vec<Block> {
     blocks
 }
 
+/// Output with what depends on the checkout replaced, as docs/cli.md says:
+/// the crate root's `file:` URI is `file:///work/routex/` and every SARIF
+/// fingerprint is `FINGERPRINT`.
+fn machine_independent(text: &str) -> String {
+    let root_uri = format!("file://{}/", root().display());
+    let mut text = text.replace(&root_uri, "file:///work/routex/");
+    let key = "\"routexDiagnostic/v1\": \"";
+    let mut from = 0;
+    while let Some(found) = text[from..].find(key) {
+        let start = from + found + key.len();
+        let end = text[start..].find('"').map_or(text.len(), |e| start + e);
+        text.replace_range(start..end, "FINGERPRINT");
+        from = start;
+    }
+    text
+}
+
 /// Trailing whitespace per line and trailing blank lines removed.
 fn normalise(text: &str) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
@@ -172,13 +189,20 @@ fn run_console(file: &str, block: &Block) -> Vec<String> {
             failures.push(format!("{file}:{line}: only `$ routex ...` commands run"));
             continue;
         };
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = super::cli::run::routex(&args);
+        let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+        // `< FILE` at the end feeds FILE (from the crate root) to stdin.
+        let mut stdin = String::new();
+        if let [.., "<", input] = args[..] {
+            stdin = std::fs::read_to_string(root().join(input)).unwrap_or_default();
+            args.truncate(args.len() - 2);
+        }
+        let out = super::cli::run::routex_with_stdin(&args, &stdin);
         let printed = if with_stderr {
             format!("{}{}", out.stdout, out.stderr)
         } else {
             out.stdout.clone()
         };
+        let printed = machine_independent(&printed);
         let (got, want) = (normalise(&printed), normalise(&expected.join("\n")));
         if got != want {
             failures.push(format!(

@@ -1,5 +1,6 @@
 //! Tests for the sim layer (docs/simulator-model.md A12).
 
+mod baselines;
 mod calibration;
 mod calibration_policies;
 mod cli;
@@ -10,6 +11,8 @@ mod fast;
 mod invariants;
 mod publish;
 mod scenario;
+mod shard;
 mod snapshots;
 mod support;
+mod trace;
 mod tune;

@@ -34,6 +34,19 @@ impl BlockIndex {
         }
     }
 
+    /// Backends indexed.
+    pub fn backends(&self) -> usize {
+        self.backends.len()
+    }
+
+    /// Makes room for `backends` backends (a router learns the fleet at its
+    /// first decision).
+    pub fn grow(&mut self, backends: usize) {
+        if self.backends.len() < backends {
+            self.backends.resize_with(backends, Backend::default);
+        }
+    }
+
     /// Leading blocks of `blocks` indexed for `backend` (no recency change).
     pub fn matched(&self, backend: usize, blocks: &[u32]) -> usize {
         let Some(b) = self.backends.get(backend) else {

@@ -7,4 +7,6 @@ pub mod chwbl;
 pub mod dynamo;
 pub mod gie;
 pub mod index;
+pub mod routers;
 pub mod sglang;
+pub mod spec;

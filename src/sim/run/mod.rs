@@ -170,8 +170,11 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let n = plan.requests.len();
-        let routers: Vec<Box<dyn SimRouter>> =
-            topo.routers.iter().map(|_| policy.instantiate()).collect();
+        let routers: Vec<Box<dyn SimRouter>> = topo
+            .routers
+            .iter()
+            .map(|_| policy.instantiate(&s.engine))
+            .collect();
         if routers.iter().any(|r| r.wants_kv_events()) {
             engines.iter_mut().for_each(Engine::log_kv_events);
         }

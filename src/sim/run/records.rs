@@ -39,6 +39,10 @@ impl Sim<'_> {
             metrics::summarize(&records, from, to, topo.backends.len(), self.s.ttft_slo_us);
         let series = metrics::time_series(&records, to, self.s.ttft_slo_us);
         debug_assert!(
+            self.routers.iter().all(|r| r.held_requests() == 0),
+            "a router still holds a finished request"
+        );
+        debug_assert!(
             self.stats.engines_idle_at_end,
             "an engine is busy after the run"
         );

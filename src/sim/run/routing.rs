@@ -56,6 +56,7 @@ impl Sim<'_> {
             &excluded_vec
         };
         let ask = Ask {
+            id: i,
             request: Request {
                 model: &self.s.model,
                 // A blank routing key is an absent one (ref 1.1).
@@ -137,7 +138,11 @@ impl Sim<'_> {
         let p = self.plan.requests[idx];
         let router = p.router as usize;
         let view = &mut self.views[router];
-        let expected_queue_ms = view.snapshots().get(backend).and_then(expected_queue_ms);
+        let expected_queue_ms = if self.routers[router].sends_expected_queue() {
+            view.snapshots().get(backend).and_then(expected_queue_ms)
+        } else {
+            None
+        };
         let reservation = view.reserve(backend, 0, 0, p.input);
         let st = &mut self.reqs[idx];
         st.dispatched_at = self.now;
@@ -145,6 +150,7 @@ impl Sim<'_> {
         st.rank_depth = rank_depth;
         st.reservation = reservation;
         st.expected_queue_ms = expected_queue_ms;
+        st.held = true;
         let at = self.now + self.one_way[router][backend];
         self.queue.push(at, Event::BackendReceive(i));
     }
@@ -157,6 +163,7 @@ impl Sim<'_> {
         if released {
             self.view_changed(router, backend as usize);
         }
+        self.release_at_router(i);
         if self.reqs[idx].outcome.is_some() {
             return;
         }
@@ -169,5 +176,14 @@ impl Sim<'_> {
             st.excluded.push(backend);
         }
         self.route(i);
+    }
+
+    /// Tells the request's router that its dispatch is over (once).
+    pub(super) fn release_at_router(&mut self, i: ReqId) {
+        let st = &mut self.reqs[i as usize];
+        if std::mem::take(&mut st.held) {
+            let router = self.plan.requests[i as usize].router as usize;
+            self.routers[router].finished(i, st.backend as usize);
+        }
     }
 }

@@ -82,6 +82,7 @@ impl Sim<'_> {
         st.engine_first_token = self.now;
         st.client_first_token = self.now + self.one_way[p.router as usize][b];
         st.phase = Phase::Decoding;
+        self.routers[p.router as usize].first_token(i, b);
         let at = self.now + self.s.engine.decode_us(p.output, p.decode_tps);
         self.queue.push(at, Event::Complete(i));
         self.pylon_changed(b);
@@ -97,6 +98,7 @@ impl Sim<'_> {
         self.pylons[b].release_output(p.input);
         self.pylon_changed(b);
         self.free_slot(i);
+        self.release_at_router(i);
         let client_done = self.now + self.one_way[p.router as usize][b];
         // A completion after the client gave up is left to the timeout.
         if client_done <= p.arrival.saturating_add(self.s.timeout_us) {
@@ -124,6 +126,7 @@ impl Sim<'_> {
             return;
         }
         self.resolve(i, Outcome::TimedOut);
+        self.release_at_router(i);
         let input = self.plan.requests[idx].input;
         let b = self.reqs[idx].backend as usize;
         match self.reqs[idx].phase {

@@ -28,6 +28,8 @@ pub(super) struct ReqState {
     /// The dispatch in flight: its reservation and expected queue time.
     pub(super) reservation: Option<crate::router::ReservationId>,
     pub(super) expected_queue_ms: Option<u64>,
+    /// Dispatched and not yet reported finished to its router.
+    pub(super) held: bool,
     pub(super) received_at: Micros,
     pub(super) slot_since: Micros,
     pub(super) reused: u64,
@@ -48,6 +50,7 @@ impl ReqState {
             rank_depth: 0,
             reservation: None,
             expected_queue_ms: None,
+            held: false,
             received_at: 0,
             slot_since: 0,
             reused: 0,

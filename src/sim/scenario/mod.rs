@@ -11,12 +11,14 @@ use super::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
 use super::run::SimSettings;
 use super::time::{from_ms, Micros, US_PER_MS};
 use super::topology::{Topology, TopologySpec};
-use super::workload::WorkloadSpec;
+use super::workload::trace::{Limits, Trace, TraceSpec};
+use super::workload::{WorkloadSource, WorkloadSpec};
 use crate::check;
 use crate::diag::{Code, Diagnostic, Report, Severity, Span};
 use crate::ir::{RouteTable, Settings};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::sync::Arc;
 
 /// The built-in default scenario: topology A3, profile A, workload R and the
@@ -31,13 +33,20 @@ pub struct ScenarioFile {
     pub seeds: Vec<u64>,
     pub warmup_s: f64,
     pub measure_s: f64,
+    /// Offered rates; for a trace, `trace.speedups` may give them instead.
+    #[serde(default)]
     pub rates_rps: Vec<f64>,
     pub topology: TopologySpec,
     pub engine: EngineParams,
     pub pylon: PylonSpec,
     pub router: RouterSpec,
     pub client: ClientSpec,
-    pub workload: WorkloadSpec,
+    /// The synthetic workload; absent when `trace` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadSpec>,
+    /// Trace replay instead of the synthetic workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
     #[serde(default)]
     pub base_config: Option<serde_json::Value>,
     pub policies: IndexMap<String, String>,
@@ -122,6 +131,18 @@ pub struct Prepared {
     pub policies: Vec<NamedPolicy>,
     /// Warnings only (errors make `load` fail).
     pub warnings: Report,
+    /// What the replayed trace holds, when the workload is a trace.
+    pub trace: Option<TraceSummary>,
+}
+
+/// A replayed trace's totals (written to `summary.json`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceSummary {
+    pub requests: usize,
+    pub span_s: f64,
+    pub native_rps: f64,
+    pub distinct_keys: usize,
+    pub distinct_blocks: u32,
 }
 
 impl Prepared {
@@ -150,10 +171,28 @@ impl Prepared {
     }
 }
 
+/// Where a scenario's files are found.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions<'a> {
+    /// The scenario file's directory: a relative `trace.path` starts here.
+    pub dir: Option<&'a Path>,
+    /// Replaces `trace.path` (the command line's `--trace`).
+    pub trace: Option<&'a Path>,
+}
+
 /// Parses and validates a scenario; `Err` holds every error (and warning).
 pub fn load(source_name: &str, text: &str) -> Result<Prepared, Report> {
+    load_with(source_name, text, LoadOptions::default())
+}
+
+/// [`load`] with the scenario's directory and overrides, for traces.
+pub fn load_with(
+    source_name: &str,
+    text: &str,
+    options: LoadOptions<'_>,
+) -> Result<Prepared, Report> {
     let mut report = Report::new(source_name, text);
-    let file: ScenarioFile = match serde_json::from_str(text) {
+    let mut file: ScenarioFile = match serde_json::from_str(text) {
         Ok(f) => f,
         Err(e) => {
             report.diagnostics.push(json_error(text, &e));
@@ -161,32 +200,87 @@ pub fn load(source_name: &str, text: &str) -> Result<Prepared, Report> {
         }
     };
     let mut errors = Vec::new();
-    validate::numbers(&file, &mut |key: &str, message: String| {
+    let mut invalid = |key: &str, message: String| {
         errors.push(Diagnostic::new(
             Code::InvalidValue,
             key_span(text, key),
             message,
         ));
-    });
+    };
+    validate::numbers(&file, &mut invalid);
+    let mut workload: Option<Arc<dyn WorkloadSource>> = file
+        .workload
+        .clone()
+        .map(|w| Arc::new(w) as Arc<dyn WorkloadSource>);
+    let mut summary = None;
+    if let Some(spec) = file.trace.clone() {
+        if let Some(trace) = read_trace(&spec, options, &mut invalid) {
+            validate::trace_window(&mut file, &trace, &mut invalid);
+            summary = Some(TraceSummary {
+                requests: trace.len(),
+                span_s: trace.span_s(),
+                native_rps: trace.native_rps(),
+                distinct_keys: trace.distinct_keys(),
+                distinct_blocks: trace.block_ids(),
+            });
+            workload = Some(Arc::new(trace));
+        }
+    }
     let table = base_table(&file, text, &mut errors);
     let mut policies = Vec::new();
     if let Some(table) = &table {
         policies = compile_policies(&file, text, table, &mut errors);
     }
     report.diagnostics = errors;
-    if report.has_errors() {
+    let Some(workload) = workload.filter(|_| !report.has_errors()) else {
         return Err(report);
-    }
-    let settings = settings(&file);
+    };
+    let settings = settings(&file, workload);
     Ok(Prepared {
         file,
         settings,
         policies,
         warnings: report,
+        trace: summary,
     })
 }
 
-fn settings(f: &ScenarioFile) -> SimSettings {
+/// Streams the trace file; each malformed line is one diagnostic at
+/// `trace.path` naming its line.
+fn read_trace(
+    spec: &TraceSpec,
+    options: LoadOptions<'_>,
+    invalid: &mut dyn FnMut(&str, String),
+) -> Option<Trace> {
+    let path = match options.trace {
+        Some(p) => p.to_path_buf(),
+        None => match options.dir {
+            Some(dir) => dir.join(&spec.path),
+            None => Path::new(&spec.path).to_path_buf(),
+        },
+    };
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            invalid("path", format!("cannot read trace {}: {e}", path.display()));
+            return None;
+        }
+    };
+    match Trace::read(std::io::BufReader::new(file), spec, Limits::default()) {
+        Ok(t) => Some(t),
+        Err(errors) => {
+            for e in errors {
+                invalid(
+                    "path",
+                    format!("trace {} line {}: {}", path.display(), e.line, e.message),
+                );
+            }
+            None
+        }
+    }
+}
+
+fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings {
     let p = &f.pylon;
     SimSettings {
         topology: Topology::resolve(&f.topology),
@@ -219,7 +313,7 @@ fn settings(f: &ScenarioFile) -> SimSettings {
         max_wait_ms: f.client.max_wait_ms,
         timeout_us: f.client.timeout_ms.saturating_mul(US_PER_MS),
         ttft_slo_us: f.client.ttft_slo_ms.saturating_mul(US_PER_MS) as Micros,
-        workload: Arc::new(f.workload.clone()),
+        workload,
         warmup_s: f.warmup_s,
         measure_s: f.measure_s,
         mode: WaitMode::Faithful,
@@ -349,6 +443,7 @@ fn simulator_checks(kind: &PolicyKind, whole: Span) -> Vec<Diagnostic> {
             },
         ),
         PolicyKind::Legacy { settings, .. } => (false, settings.consider_kv_free_tokens),
+        PolicyKind::Baseline(_) => (false, false),
     };
     if kv {
         out.push(Diagnostic::new(

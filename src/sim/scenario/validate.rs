@@ -3,6 +3,7 @@
 
 use super::ScenarioFile;
 use crate::sim::engine::{V1, V2};
+use crate::sim::workload::trace::{Trace, TraceSpec};
 
 /// The most distinct prefix blocks a workload may have: each engine v2
 /// cache indexes them with one `u32` per id.
@@ -83,7 +84,18 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
     if f.seeds.is_empty() {
         err("seeds", "`seeds` must not be empty".into());
     }
-    if f.rates_rps.is_empty() || f.rates_rps.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+    let speedups = f.trace.as_ref().map_or(&[][..], |t| &t.speedups[..]);
+    if !speedups.is_empty() {
+        if !f.rates_rps.is_empty() {
+            err(
+                "rates_rps",
+                "give `rates_rps` or `trace.speedups`, not both".into(),
+            );
+        }
+        if speedups.iter().any(|v| !positive(*v)) {
+            err("speedups", "`speedups` must be finite and > 0".into());
+        }
+    } else if f.rates_rps.is_empty() || f.rates_rps.iter().any(|v| !positive(*v)) {
         err(
             "rates_rps",
             "`rates_rps` must be a non-empty list of rates > 0".into(),
@@ -96,7 +108,8 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
         err("measure_s", "`measure_s` must be finite and > 0".into());
     }
     let horizon = f.warmup_s + f.measure_s;
-    if f.rates_rps.iter().any(|r| r * horizon > 50_000_000.0) {
+    // A trace's requests are bounded by the trace itself.
+    if f.trace.is_none() && f.rates_rps.iter().any(|r| r * horizon > 50_000_000.0) {
         err(
             "rates_rps",
             "a run would plan more than 50 million requests (rate x (warmup_s + measure_s))".into(),
@@ -122,10 +135,14 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
             ),
         );
     }
-    if e.model == V2 && f.workload.block_tokens.is_none() {
+    let blocks = f.trace.is_some()
+        || f.workload
+            .as_ref()
+            .is_some_and(|w| w.block_tokens.is_some());
+    if e.model == V2 && !blocks {
         err(
             "model",
-            format!("engine `{V2}` caches prefix blocks: give the workload `block_tokens`"),
+            format!("engine `{V2}` caches prefix blocks: give the workload `block_tokens` or replay a trace"),
         );
     }
     if e.slots == 0 {
@@ -195,9 +212,21 @@ fn router_and_client(f: &ScenarioFile, err: &mut Err<'_>) {
     }
 }
 
-/// The synthetic workload's keys and sizes.
+/// The synthetic workload's keys and sizes, or the trace's settings.
 fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
-    let w = &f.workload;
+    let w = match (&f.workload, &f.trace) {
+        (Some(w), None) => w,
+        (None, Some(t)) => return trace(t, err),
+        (Some(_), Some(_)) => {
+            return err("trace", "give `workload` or `trace`, not both".into());
+        }
+        (None, None) => {
+            return err(
+                "workload",
+                "the scenario needs a `workload` or a `trace`".into(),
+            )
+        }
+    };
     match w.block_tokens {
         Some(0) => err("block_tokens", "`block_tokens` must be > 0".into()),
         Some(bt) if u64::from(w.keys).saturating_mul(w.input_tokens[1].div_ceil(bt)) > MAX_BLOCK_IDS => {
@@ -221,5 +250,54 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
             "`workload` is too large: at most 10 000 000 keys, 10^9 input and 10^6 output tokens"
                 .into(),
         );
+    }
+}
+
+/// The trace's settings (its lines are checked as it is read).
+fn trace(t: &TraceSpec, err: &mut Err<'_>) {
+    if t.format != "mooncake" {
+        err(
+            "format",
+            format!(
+                "trace format `{}` is not supported; use \"mooncake\"",
+                t.format
+            ),
+        );
+    }
+    if t.block_tokens == 0 || t.block_tokens > 1_000_000 {
+        err(
+            "block_tokens",
+            "`block_tokens` must be in 1..=1000000".into(),
+        );
+    }
+}
+
+/// Once the trace is read: `speedups` become the offered rates, and every
+/// run must leave time to measure after the warmup.
+pub(super) fn trace_window(f: &mut ScenarioFile, trace: &Trace, err: &mut Err<'_>) {
+    let native = trace.native_rps();
+    if !positive(native) {
+        return err(
+            "path",
+            "the trace spans no time: every request has the same timestamp".into(),
+        );
+    }
+    if let Some(t) = &f.trace {
+        if !t.speedups.is_empty() {
+            f.rates_rps = t.speedups.iter().map(|s| s * native).collect();
+        }
+    }
+    for &rate in &f.rates_rps {
+        let span = trace.span_s() * native / rate;
+        if span <= f.warmup_s {
+            err(
+                "warmup_s",
+                format!(
+                    "at {rate:.3} RPS (speed-up {:.3}) the trace lasts {span:.1} s, not past the {} s warmup",
+                    rate / native,
+                    f.warmup_s
+                ),
+            );
+        }
     }
 }

@@ -195,7 +195,7 @@ pub fn tune(
             Settings::PulsarWaitAndWiden(s) => template_setting(s),
             _ => return Err(not_pww(template)),
         },
-        PolicyKind::Legacy { .. } => return Err(not_pww(template)),
+        PolicyKind::Legacy { .. } | PolicyKind::Baseline(_) => return Err(not_pww(template)),
     };
     let expr = crate::syntax::parse_expression(&template.text).map_err(|ds| {
         let mut r = Report::new(&template.name, template.text.as_str());

@@ -2,10 +2,11 @@
 //! codemap): a [`WorkloadSource`] turns an offered rate and a horizon into
 //! the run's [`Plan`], every request with its arrival, affinity key, sizes,
 //! entry router, engine draws and prefix blocks. The synthetic generator
-//! lives in [`synthetic`]; every draw comes from the `WORKLOAD` stream, so
+//! lives in [`synthetic`], trace replay in [`trace`]; every draw comes from the `WORKLOAD` stream, so
 //! every policy sees the same plan.
 
 pub mod synthetic;
+pub mod trace;
 
 pub use synthetic::WorkloadSpec;
 
@@ -40,8 +41,9 @@ pub struct PlannedRequest {
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub requests: Vec<PlannedRequest>,
-    /// The `x-cache-affinity-key` of each key index.
-    pub key_names: Vec<String>,
+    /// The `x-cache-affinity-key` of each key index (a request whose index
+    /// is past the end sends none).
+    pub key_names: Arc<[String]>,
     /// Prefix block ids, dense in `0..block_ids`, shared by every run of a
     /// workload; requests point into it.
     pub blocks: Arc<[u32]>,

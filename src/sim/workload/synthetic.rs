@@ -108,7 +108,10 @@ pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> P
     }
     Plan {
         requests,
-        key_names: (1..=keys).map(|i| format!("k{i}")).collect(),
+        key_names: (1..=keys)
+            .map(|i| format!("k{i}"))
+            .collect::<Vec<_>>()
+            .into(),
         block_ids: blocks.len() as u32,
         blocks: blocks.into(),
         block_tokens: spec.block_tokens.unwrap_or(1),

@@ -517,13 +517,15 @@ fn lint_skips_json_that_is_not_a_router_configuration() {
     assert_eq!((out.code, out.stdout.as_str()), (0, ""));
     let out = routex(&["lint", &path]);
     assert_eq!(out.stdout, "0 errors, 0 warnings in 2 files\n");
-    // Named explicitly, the scenario is linted as lb-config.json.
+    // Named explicitly, the scenario is a usage error that says what it is.
     let scenario = dir.join("scenario-b.json").display().to_string();
     let out = routex(&["lint", "--format", "json", &scenario]);
-    assert_eq!(out.code, 1);
-    assert!(codes(&json(&out.stdout))
-        .iter()
-        .all(|c| c == "unknown_field"));
+    assert_eq!((out.code, out.stdout.as_str()), (2, ""));
+    assert!(
+        out.stderr.contains("is a simulator scenario"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -61,7 +61,7 @@ fn invalid_inputs_give_one_line_errors() {
     for (file, needle) in [
         (
             "bad-priority-key.json",
-            "key \"high\" is not a u32 priority",
+            "key \"high\" is not a priority (an integer from 0 to 4294967295)",
         ),
         ("missing-id.json", "missing field `id`"),
         ("misspelt-field.json", "unknown field `input_token`"),
@@ -73,6 +73,19 @@ fn invalid_inputs_give_one_line_errors() {
     }
     let err = parse_input(r#"{"request": {"elapsed_ms": -1}}"#).unwrap_err();
     assert!(err.contains("elapsed_ms"), "{err}");
+    // Negative times and rates are refused alike, naming the field.
+    for field in ["rtt_ms", "last_mean_input_tps", "max_input_tps"] {
+        let text = format!(r#"{{"request": {{}}, "clusters": [{{"id": "a", "{field}": -1}}]}}"#);
+        let err = parse_input(&text).unwrap_err();
+        assert_eq!(
+            err,
+            format!("cluster a: {field} must be a non-negative number, not -1")
+        );
+    }
+    let err = parse_input(&input("misspelt-field.json")).unwrap_err();
+    assert!(err.starts_with("1:40: unknown field"), "{err}");
+    let err = parse_input("{\n  \"request\": 1}").unwrap_err();
+    assert!(err.starts_with("2:14: invalid type"), "{err}");
     assert!(parse_input("").is_err());
     assert!(parse_input("[]").is_err());
 }

@@ -1,7 +1,7 @@
 //! `routex sim run`: exit codes, the bundled scenarios and the output files.
 
 use routex::cli::sim::{run, RunArgs, SimArgs, SimCommand};
-use routex::sim::scenario::load;
+use routex::sim::scenario::{load_with, LoadOptions};
 use std::path::PathBuf;
 
 fn args(scenario: Option<PathBuf>, out: Option<PathBuf>) -> SimArgs {
@@ -13,6 +13,8 @@ fn args(scenario: Option<PathBuf>, out: Option<PathBuf>) -> SimArgs {
             quick: false,
             rng_seed: Some(7),
             mode: Some("faithful".into()),
+            trace: None,
+            shard: None,
         }),
     }
 }
@@ -35,14 +37,20 @@ fn bundled_scenarios_are_valid() {
             continue;
         }
         let text = std::fs::read_to_string(&path).expect("read");
-        let p = load(&name, &text).unwrap_or_else(|r| panic!("{name}: {:?}", r.diagnostics));
+        let examples = manifest("examples");
+        let options = LoadOptions {
+            dir: Some(&examples),
+            trace: None,
+        };
+        let p = load_with(&name, &text, options)
+            .unwrap_or_else(|r| panic!("{name}: {:?}", r.diagnostics));
         assert!(p.warnings.diagnostics.is_empty(), "{name}");
         if !name.starts_with("scenario-ablation-") && name != "scenario-fast-validation.json" {
             assert_eq!(p.policies.len(), 7, "{name}");
         }
         seen += 1;
     }
-    assert_eq!(seen, 11);
+    assert_eq!(seen, 12);
 }
 
 #[test]
