@@ -3,7 +3,7 @@
 //! `crate::sim`.
 
 use crate::diag::Report;
-use crate::render::human::{self, Style};
+use crate::render::human;
 use crate::sim::park::WaitMode;
 use crate::sim::scenario::{self, Prepared};
 use crate::sim::{output, plot, shard, sweep};
@@ -107,11 +107,7 @@ fn print_report(report: &Report) {
     if report.diagnostics.is_empty() {
         return;
     }
-    let style = if std::io::stderr().is_terminal() {
-        Style::Fancy { width: 100 }
-    } else {
-        Style::Plain
-    };
+    let style = super::output::human_style(super::output::Stream::Stderr);
     eprint!("{}", human::render(std::slice::from_ref(report), style));
 }
 
