@@ -10,6 +10,7 @@ mod engine_v2;
 mod fast;
 mod invariants;
 mod publish;
+mod robustness;
 mod scenario;
 mod shard;
 mod snapshots;
