@@ -16,12 +16,12 @@ use std::str::FromStr;
 pub const MAX_PUBLISHED: usize = 1000;
 
 /// Where docs/diagnostics.md is, unless the client says otherwise
-/// (`initializationOptions.diagnosticsDocs`): the copy in the source tree
-/// the server was built from.
+/// (`initializationOptions.diagnosticsDocs`): the page in the repository
+/// (Cargo.toml `repository`), the same one SARIF's `helpUri` names.
 pub fn default_docs_base() -> String {
     format!(
-        "file://{}/docs/diagnostics.md",
-        env!("CARGO_MANIFEST_DIR").replace(' ', "%20")
+        "{}/blob/main/docs/diagnostics.md",
+        env!("CARGO_PKG_REPOSITORY")
     )
 }
 

@@ -125,3 +125,29 @@ fn binary_garbage_in_a_document_never_stops_the_server() {
     let _ = client.result("textDocument/completion", at(uri, 0, 50_000));
     assert_eq!(client.shutdown(), 0);
 }
+
+#[test]
+fn codes_link_to_the_repositorys_catalogue_by_default() {
+    let mut client = Client::spawn();
+    let init = client.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    assert_eq!(init["result"]["capabilities"]["positionEncoding"], "utf-16");
+    assert_eq!(
+        init["result"]["capabilities"]["textDocumentSync"]["change"],
+        2
+    );
+    client.notify("initialized", json!({}));
+    let uri = "file:///work/a.routes";
+    client.open(uri, "default = pulsra\n");
+    let diagnostics = client.diagnostics(uri);
+    assert_eq!(
+        diagnostics[0]["codeDescription"]["href"],
+        concat!(
+            env!("CARGO_PKG_REPOSITORY"),
+            "/blob/main/docs/diagnostics.md#unknown_method"
+        )
+    );
+    assert_eq!(client.shutdown(), 0);
+}
