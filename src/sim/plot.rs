@@ -7,8 +7,11 @@ use super::scenario::Prepared;
 use super::sweep::RunOutput;
 use std::fmt::Write as _;
 
+/// One colour per policy; the first eight are those of the reproduction
+/// plot, the rest tell the comparison's baselines apart.
 const COLORS: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#000000", "#aec7e8", "#98df8a", "#ff9896",
 ];
 const PANEL_W: f64 = 420.0;
 const PANEL_H: f64 = 300.0;
