@@ -87,9 +87,15 @@ fn panel(
     rates_sorted.dedup();
     for r in rates_sorted {
         let x = pan.x(r);
+        // A trace's rates are speed-ups x its native rate: one decimal.
+        let label = if r.fract() == 0.0 {
+            format!("{r}")
+        } else {
+            format!("{r:.1}")
+        };
         let _ = writeln!(
             svg,
-            r##"<text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle">{r}</text>"##,
+            r##"<text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle">{label}</text>"##,
             bottom + 14.0
         );
     }
