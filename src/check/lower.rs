@@ -129,10 +129,104 @@ fn bucket(f: &FieldSet) -> BucketSettings {
     }
 }
 
+/// Every refusal of the builder, in the order [`build_policy`] checks them
+/// (so the first is its error), each with the field it names. `lb-config.json`
+/// checking reports them all; the builder stops at the first.
+pub fn builder_errors(config: &AlgorithmConfig) -> Vec<(Option<Field>, String)> {
+    let alg = config.algorithm;
+    let f = &config.fields;
+    let mut out = Vec::new();
+    let mut unsupported: Vec<Field> = configured_iter(f)
+        .filter(|field| !field.json_algorithms().contains(&alg))
+        .collect();
+    if !unsupported.is_empty() {
+        unsupported.sort_unstable_by_key(|f| f.name());
+        let names: Vec<&str> = unsupported.iter().map(|f| f.name()).collect();
+        out.push((
+            unsupported.first().copied(),
+            format!(
+                "{alg} config does not support field(s): {}",
+                names.join(", ")
+            ),
+        ));
+        return out;
+    }
+    if alg == Algorithm::WaitAndWiden {
+        for field in [Field::BandWidenIntervalMs, Field::FallbackMaxQueued] {
+            if super::schema::is_set(f, field) {
+                out.push((
+                    Some(field),
+                    format!(
+                        "{} is only supported for pulsar-wait-and-widen, not wait-and-widen",
+                        field.name()
+                    ),
+                ));
+            }
+        }
+    }
+    if alg == Algorithm::PulsarWaitAndWiden && f.comparator.is_some() {
+        out.push((
+            Some(Field::Comparator),
+            "comparator is not supported for pulsar-wait-and-widen".to_string(),
+        ));
+    }
+    if alg == Algorithm::PowerOfN {
+        let sample_count = f.sample_count.unwrap_or(2);
+        if !(1..=64).contains(&sample_count) {
+            out.push((
+                Some(Field::SampleCount),
+                format!("power-of-n sample_count must be between 1 and 64, got {sample_count}"),
+            ));
+        }
+    }
+    if matches!(alg, Algorithm::WaitAndWiden | Algorithm::PulsarWaitAndWiden) {
+        if let Err(message) = scale(f) {
+            out.push((Some(Field::CacheAffinityInputTokensScale), message));
+        }
+    }
+    out
+}
+
 /// The field a builder message is about, so a caller can point at it.
 pub fn field_of_builder_error(config: &AlgorithmConfig, message: &str) -> Option<Field> {
     let mut fields = configured(&config.fields);
     // Longest names first: `n` must not match inside another name.
     fields.sort_by_key(|f| std::cmp::Reverse(f.name().len()));
     fields.into_iter().find(|f| message.contains(f.name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::schema::{set, Typed};
+
+    /// The first of [`builder_errors`] is [`build_policy`]'s error, for
+    /// every algorithm and every combination of the refused values.
+    #[test]
+    fn the_first_builder_error_is_the_builders() {
+        let refused = [
+            (Field::BandWidenIntervalMs, Typed::Unsigned(5)),
+            (Field::FallbackMaxQueued, Typed::Unsigned(0)),
+            (Field::Comparator, Typed::Comparator(Default::default())),
+            (Field::SampleCount, Typed::Unsigned(65)),
+            (Field::CacheAffinityInputTokensScale, Typed::Decimal(2.0)),
+            (Field::Seed, Typed::Text("s".into())),
+        ];
+        for alg in Algorithm::ALL {
+            for mask in 0..(1u32 << refused.len()) {
+                let mut config = AlgorithmConfig::named(alg);
+                for (i, (field, value)) in refused.iter().enumerate() {
+                    if mask & (1 << i) != 0 {
+                        set(&mut config.fields, *field, value.clone());
+                    }
+                }
+                let all = builder_errors(&config);
+                assert_eq!(
+                    all.first().map(|(_, m)| m.clone()),
+                    build_policy(&config).err(),
+                    "{alg} {mask:b}"
+                );
+            }
+        }
+    }
 }

@@ -16,9 +16,13 @@ use std::path::Path;
 
 #[derive(Debug, Args)]
 pub struct FmtArgs {
-    /// Exit 1 if an input is not already in canonical form (prints nothing else).
-    #[arg(long)]
+    /// Exit 1 if an input is not already in canonical form: one
+    /// `NAME: not formatted` line each on stdout, a unified diff on stderr.
+    #[arg(long, conflicts_with = "write")]
     pub check: bool,
+    /// Rewrite route files in place (only those that change).
+    #[arg(long)]
+    pub write: bool,
     /// Print expressions in header form (`x-routing-method` value).
     #[arg(long)]
     pub header: bool,
@@ -34,6 +38,8 @@ struct Source {
     name: String,
     text: String,
     is_file: bool,
+    /// The path as given, for `--write`.
+    path: std::path::PathBuf,
 }
 
 pub fn run(args: &FmtArgs) -> i32 {
@@ -44,6 +50,15 @@ pub fn run(args: &FmtArgs) -> i32 {
             Err(code) => return code,
         }
     }
+    if args.write {
+        if let Some(expr) = sources.iter().find(|s| !s.is_file) {
+            return usage_error(format!(
+                "{}: --write rewrites route files; an expression has no file to write",
+                expr.name
+            ));
+        }
+    }
+    let mut diffs = String::new();
     let mut reports = Vec::new();
     let mut out = String::new();
     let mut unformatted = false;
@@ -58,6 +73,14 @@ pub fn run(args: &FmtArgs) -> i32 {
                 if formatted != source.text {
                     unformatted = true;
                     out.push_str(&format!("{}: not formatted\n", source.name));
+                    diffs.push_str(&unified_diff(&source.name, &source.text, &formatted));
+                }
+            }
+            Ok(formatted) if args.write => {
+                if formatted != source.text {
+                    if let Err(e) = std::fs::write(&source.path, &formatted) {
+                        return usage_error(format!("{}: cannot write: {e}", source.name));
+                    }
                 }
             }
             Ok(formatted) => {
@@ -72,6 +95,7 @@ pub fn run(args: &FmtArgs) -> i32 {
         }
     }
     output::stdout(&out);
+    output::stderr(&diffs);
     if !reports.is_empty() {
         emit(&reports, args.format, Stream::Stderr, "input", true);
     }
@@ -89,6 +113,7 @@ fn classify(index: usize, input: &str, header: bool) -> Result<Source, i32> {
             name: format!("arg:{}", index + 1),
             text: input.to_string(),
             is_file: false,
+            path: path.to_path_buf(),
         });
     }
     if !input.ends_with(".routes") {
@@ -106,6 +131,7 @@ fn classify(index: usize, input: &str, header: bool) -> Result<Source, i32> {
         name: super::input::source_name(path),
         text,
         is_file: true,
+        path: path.to_path_buf(),
     })
 }
 
@@ -113,4 +139,22 @@ fn report(source: &Source, diagnostics: Vec<Diagnostic>) -> Report {
     let mut report = Report::new(&source.name, &source.text);
     report.diagnostics = diagnostics;
     report
+}
+
+/// `--- NAME` / `+++ NAME (formatted)` and the hunks with 3 lines of
+/// context. The diff gives up refining after a second (a 4 MiB file with
+/// every line changed), which only makes the hunks coarser.
+fn unified_diff(name: &str, old: &str, new: &str) -> String {
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(1))
+        .diff_lines(old, new);
+    let mut text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(name, &format!("{name} (formatted)"))
+        .to_string();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
 }

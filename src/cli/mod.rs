@@ -26,6 +26,10 @@ pub use lint::LintArgs;
 #[derive(Debug, Parser)]
 #[command(name = "routex", version, about, propagate_version = true)]
 pub struct Cli {
+    /// Colours in the human format: `auto` (a terminal, unless NO_COLOR is
+    /// set; CLICOLOR_FORCE forces them when piped), `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: output::ColorChoice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -48,6 +52,10 @@ pub enum Command {
     Decide(decide::DecideArgs),
     /// The routing simulator.
     Sim(sim::SimArgs),
+    /// Print a shell completion script (bash, elvish, fish, powershell, zsh).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): routex(1), or routex-COMMAND(1).
+    Man(ManArgs),
 }
 
 /// How diagnostics are printed.
@@ -76,7 +84,10 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     match Cli::try_parse_from(args) {
-        Ok(cli) => dispatch(&cli.command),
+        Ok(cli) => {
+            output::set_color(cli.color);
+            dispatch(&cli.command)
+        }
         Err(error) => {
             // Help and version exit 0; usage errors exit 2 (clap's codes).
             let _ = error.print();
@@ -95,5 +106,50 @@ fn dispatch(command: &Command) -> i32 {
         Command::Import(args) => convert::run_import(args),
         Command::Decide(args) => decide::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Completions(args) => completions(args.shell),
+        Command::Man(args) => man(args),
     }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+fn completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "routex", &mut out);
+    output::stdout(&String::from_utf8_lossy(&out));
+    output::OK
+}
+
+/// routex(1), or routex-COMMAND(1) for one command.
+fn man(args: &ManArgs) -> i32 {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    // Built, so that subcommands carry the global flags and the version.
+    command.build();
+    let page = match &args.command {
+        None => clap_mangen::Man::new(command),
+        Some(name) => match command.find_subcommand(name) {
+            Some(sub) => clap_mangen::Man::new(sub.clone().name(format!("routex-{name}"))),
+            None => return output::usage_error(format!("man: no command `{name}`")),
+        },
+    };
+    let mut out = Vec::new();
+    if page.render(&mut out).is_err() {
+        return output::usage_error("man: cannot render the man page");
+    }
+    output::stdout(&String::from_utf8_lossy(&out));
+    output::OK
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// A command's page (routex-COMMAND(1)) instead of routex(1).
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }

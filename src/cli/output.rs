@@ -86,17 +86,62 @@ pub fn status(reports: &[Report], deny_warnings: bool) -> i32 {
     }
 }
 
-/// Fancy (unicode, colours) only when the stream is a terminal.
-fn human_style(stream: Stream) -> human::Style {
+/// `--color`: when the human format uses colours.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colours on a terminal, unless `NO_COLOR` is set; also when piped if
+    /// `CLICOLOR_FORCE` is set (and not `0`).
+    #[default]
+    Auto,
+    /// Colours (and unicode) even when piped.
+    Always,
+    /// No colours, even on a terminal.
+    Never,
+}
+
+static COLOR: std::sync::OnceLock<ColorChoice> = std::sync::OnceLock::new();
+
+/// Sets the run's `--color` (once, before any output).
+pub fn set_color(choice: ColorChoice) {
+    let _ = COLOR.set(choice);
+}
+
+/// The human format's style on `stream`: unicode on a terminal (or when
+/// colours are forced), plain ASCII otherwise; colours as `--color`,
+/// `NO_COLOR` and `CLICOLOR_FORCE` decide (docs/cli.md "human").
+pub fn human_style(stream: Stream) -> human::Style {
     let terminal = match stream {
         Stream::Stdout => std::io::stdout().is_terminal(),
         Stream::Stderr => std::io::stderr().is_terminal(),
     };
-    if terminal {
-        let width = terminal_width().unwrap_or(human::PLAIN_WIDTH);
-        human::Style::Fancy { width }
-    } else {
-        human::Style::Plain
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let choice = COLOR.get().copied().unwrap_or_default();
+    style_for(
+        choice,
+        terminal,
+        env("NO_COLOR").is_some(),
+        env("CLICOLOR_FORCE").is_some_and(|v| v != "0"),
+        terminal_width().unwrap_or(human::PLAIN_WIDTH),
+    )
+}
+
+/// The decision of [`human_style`], on its inputs.
+pub fn style_for(
+    choice: ColorChoice,
+    terminal: bool,
+    no_color: bool,
+    force: bool,
+    width: usize,
+) -> human::Style {
+    let color = match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => !no_color && (terminal || force),
+    };
+    match (color, terminal) {
+        (true, _) => human::Style::Fancy { width },
+        (false, true) => human::Style::Unicode { width },
+        (false, false) => human::Style::Plain,
     }
 }
 

@@ -3,10 +3,10 @@
 //! `crate::sim`.
 
 use crate::diag::Report;
-use crate::render::human::{self, Style};
+use crate::render::human;
 use crate::sim::park::WaitMode;
 use crate::sim::scenario::{self, Prepared};
-use crate::sim::{output, plot, sweep};
+use crate::sim::{output, plot, shard, sweep};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -22,6 +22,9 @@ pub struct SimArgs {
 pub enum SimCommand {
     /// Runs a scenario (the built-in five-region default without a file).
     Run(RunArgs),
+    /// Combines the shard files of `sim run --shard K/N` into the files an
+    /// unsharded run writes.
+    Merge(MergeArgs),
     /// Searches pulsar-wait-and-widen parameters for the highest goodput
     /// within a TTFT p99 bound at one offered load.
     Tune(super::tune::TuneArgs),
@@ -52,6 +55,32 @@ pub struct RunArgs {
     /// Replays this trace file instead of the scenario's `trace.path`.
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// Runs only the K-th of N slices of the run matrix (K/N) and writes
+    /// `shard-K-of-N.json` into `--out`; `sim merge` combines the shards.
+    #[arg(long, value_parser = shard::Shard::parse)]
+    pub shard: Option<shard::Shard>,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// The shard files written by `sim run --shard K/N`, every K once.
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
+    /// The scenario the shards ran; omitted = the built-in default.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// Writes summary.json, summary.csv, timeseries.csv and plot.svg here.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The options the shards ran with (they are checked).
+    #[arg(long)]
+    pub quick: bool,
+    #[arg(long)]
+    pub rng_seed: Option<u64>,
+    #[arg(long, value_parser = ["faithful", "fast"])]
+    pub mode: Option<String>,
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
 }
 
 /// `--jobs`: a thread count of at least 1 (0 would run nothing).
@@ -68,6 +97,7 @@ pub fn jobs(text: &str) -> Result<usize, String> {
 pub fn run(args: &SimArgs) -> i32 {
     match &args.command {
         SimCommand::Run(a) => run_scenario(a),
+        SimCommand::Merge(a) => merge_shards(a),
         SimCommand::Tune(a) => super::tune::run(a),
     }
 }
@@ -77,11 +107,7 @@ fn print_report(report: &Report) {
     if report.diagnostics.is_empty() {
         return;
     }
-    let style = if std::io::stderr().is_terminal() {
-        Style::Fancy { width: 100 }
-    } else {
-        Style::Plain
-    };
+    let style = super::output::human_style(super::output::Stream::Stderr);
     eprint!("{}", human::render(std::slice::from_ref(report), style));
 }
 
@@ -152,7 +178,12 @@ fn run_scenario(a: &RunArgs) -> i32 {
             }
         }
     };
-    let runs = sweep::sweep(&prepared, a.jobs.max(1), &mut progress);
+    let all = sweep::run_keys(&prepared);
+    let owned: Vec<usize> = (0..all.len())
+        .filter(|&i| a.shard.is_none_or(|s| s.owns(i)))
+        .collect();
+    let keys: Vec<sweep::RunKey> = owned.iter().map(|&i| all[i]).collect();
+    let runs = sweep::sweep_keys(&prepared, &keys, a.jobs.max(1), &mut progress);
     let wall = started.elapsed().as_secs_f64();
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(output::table(&prepared, &runs).as_bytes());
@@ -166,12 +197,76 @@ fn run_scenario(a: &RunArgs) -> i32 {
         prepared.settings.mode.name(),
         requests as f64 / wall.max(1e-9)
     );
+    if let Some(sh) = a.shard {
+        let Some(dir) = &a.out else {
+            return 0;
+        };
+        let indexed: Vec<(usize, &sweep::RunOutput)> = owned.iter().copied().zip(&runs).collect();
+        let text = shard::write(&fingerprint(&prepared), sh, all.len(), &indexed);
+        return match std::fs::write(dir.join(sh.file_name()), text) {
+            Ok(()) => 0,
+            Err(e) => super::output::usage_error(format!("{}: cannot write: {e}", dir.display())),
+        };
+    }
     match &a.out {
         Some(dir) => match write_outputs(dir, &prepared, prepared.settings.mode.name(), &runs) {
             Ok(()) => 0,
             Err(e) => super::output::usage_error(format!("{}: cannot write: {e}", dir.display())),
         },
         None => 0,
+    }
+}
+
+/// What a shard's results depend on: the scenario after the options, the
+/// waiting mode and the replayed trace.
+fn fingerprint(p: &Prepared) -> String {
+    let file = serde_json::to_string(&p.file).unwrap_or_default();
+    let trace = serde_json::to_string(&p.trace).unwrap_or_default();
+    shard::fingerprint(&[&file, p.settings.mode.name(), &trace])
+}
+
+/// `sim merge`: the shards' runs in run order, then the four files.
+fn merge_shards(a: &MergeArgs) -> i32 {
+    let run_args = RunArgs {
+        scenario: a.scenario.clone(),
+        out: None,
+        jobs: 1,
+        quick: a.quick,
+        rng_seed: a.rng_seed,
+        mode: a.mode.clone(),
+        trace: a.trace.clone(),
+        shard: None,
+    };
+    let prepared = match prepare(&run_args) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let mut files = Vec::new();
+    for path in &a.shards {
+        match super::input::read_text(path) {
+            Ok(text) => files.push((path.display().to_string(), text)),
+            Err(e) => return super::output::usage_error(e),
+        }
+    }
+    let keys = sweep::run_keys(&prepared);
+    let runs = match shard::merge(&fingerprint(&prepared), &keys, &files) {
+        Ok(r) => r,
+        Err(e) => return super::output::usage_error(format!("sim merge: {e}")),
+    };
+    if let Err(e) = std::fs::create_dir_all(&a.out) {
+        return super::output::usage_error(format!("{}: cannot create: {e}", a.out.display()));
+    }
+    match write_outputs(&a.out, &prepared, prepared.settings.mode.name(), &runs) {
+        Ok(()) => {
+            println!(
+                "{} runs from {} shards written to {}",
+                runs.len(),
+                files.len(),
+                a.out.display()
+            );
+            0
+        }
+        Err(e) => super::output::usage_error(format!("{}: cannot write: {e}", a.out.display())),
     }
 }
 

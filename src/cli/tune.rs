@@ -62,6 +62,7 @@ pub fn run(a: &TuneArgs) -> i32 {
         rng_seed: None,
         mode: Some(a.mode.clone()),
         trace: a.trace.clone(),
+        shard: None,
     };
     let prepared = match prepare(&run_args) {
         Ok(p) => p,

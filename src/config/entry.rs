@@ -5,7 +5,7 @@
 use super::json::{Json, JsonNumber, Member, Node};
 use super::read::{Entry, Place, Reader};
 use crate::check::expr::{floor_above_ceil, no_queue_slo};
-use crate::check::lower::{build_policy, field_of_builder_error};
+use crate::check::lower::builder_errors;
 use crate::check::schema::{algorithm_list, set, Field, Kind, Typed};
 use crate::check::suggest::did_you_mean;
 use crate::diag::{Code, Diagnostic, Span};
@@ -33,8 +33,12 @@ impl Reader<'_> {
         }
     }
 
+    /// Reports every problem of the object, not only the first: the
+    /// errors come in stargate's order (parse-time typing and unsupported
+    /// fields, then the builder's refusals), and warnings about the fields
+    /// that did type are kept.
     fn detailed(&mut self, node: &Node, members: &[Member], place: Place) -> Entry {
-        let errors_before = self.error_count();
+        let errors_before = self.errors;
         let members = self.unique_members(members);
         let Some(alg_member) = members.iter().find(|m| m.key == "algorithm") else {
             self.push(Diagnostic::new(
@@ -74,8 +78,11 @@ impl Reader<'_> {
                             )
                             .with_help("move it into a `models` entry"),
                         );
-                        // Parsed, so its errors still fail start-up.
-                        let _ = self.request_algorithms(&m.value, None);
+                    }
+                    if place != Place::Model {
+                        // Parsed, so its type errors still fail start-up;
+                        // never built, so nothing else is checked.
+                        let _ = self.request_algorithms(&m.value, None, Place::Discarded);
                     }
                 }
                 key => match Field::from_name(key) {
@@ -90,51 +97,51 @@ impl Reader<'_> {
             }
         }
         self.report_unsupported(alg, &rejected);
-        if self.error_count() > errors_before {
-            return None;
+        if place != Place::Discarded {
+            let span_of = |f: Option<Field>| {
+                f.and_then(|f| key_spans.iter().find(|(k, _)| *k == f))
+                    .map_or(alg_member.value.span, |(_, s)| *s)
+            };
+            for (field, message) in builder_errors(&config) {
+                self.push(Diagnostic::new(Code::InvalidValue, span_of(field), message));
+            }
+            self.warn(alg, &config, &key_spans);
         }
-        if let Err(message) = build_policy(&config) {
-            let span = field_of_builder_error(&config, &message)
-                .and_then(|f| key_spans.iter().find(|(k, _)| *k == f))
-                .map_or(alg_member.value.span, |(_, s)| *s);
-            self.push(Diagnostic::new(Code::InvalidValue, span, message));
-            return None;
-        }
-        self.warn(alg, &config, &key_spans);
-        Some(config)
+        (self.errors == errors_before).then_some(config)
     }
 
-    pub(super) fn error_count(&self) -> usize {
-        self.diags.iter().filter(|d| d.is_error()).count()
-    }
-
-    /// "<alg> config does not support field(s): a, b", once per key.
+    /// One diagnostic per rejected key. The first carries stargate's
+    /// message, every rejected key sorted (docs/stargate.md 4.3); the others
+    /// name only their own key, "<alg> config does not support field(s):
+    /// <key>": repeating the list in each made output quadratic in the
+    /// number of keys.
     fn report_unsupported(&mut self, alg: Algorithm, rejected: &[(&Member, Option<Field>)]) {
         if rejected.is_empty() {
             return;
         }
         let mut names: Vec<&str> = rejected.iter().map(|(m, _)| m.key.as_str()).collect();
         names.sort_unstable();
-        let message = format!(
-            "{alg} config does not support field(s): {}",
-            names.join(", ")
-        );
+        let mut stargate = Some(names.join(", "));
+        let candidates: Vec<&str> = Field::ALL
+            .into_iter()
+            .filter(|f| f.json_algorithms().contains(&alg))
+            .map(Field::name)
+            .chain(["algorithm", "request_algorithms"])
+            .collect();
         for (m, field) in rejected {
+            let keys = stargate.take().unwrap_or_else(|| m.key.clone());
+            let message = format!("{alg} config does not support field(s): {keys}");
             let d = match field {
-                Some(f) => Diagnostic::new(Code::UnsupportedField, m.key_span, message.clone())
-                    .with_help(format!(
+                Some(f) => {
+                    Diagnostic::new(Code::UnsupportedField, m.key_span, message).with_help(format!(
                         "{} applies to: {}",
                         f.name(),
                         algorithm_list(f.json_algorithms())
-                    )),
+                    ))
+                }
                 None => {
-                    let candidates = Field::ALL
-                        .into_iter()
-                        .filter(|f| f.json_algorithms().contains(&alg))
-                        .map(Field::name)
-                        .chain(["algorithm", "request_algorithms"]);
-                    let d = Diagnostic::new(Code::UnknownField, m.key_span, message.clone());
-                    match did_you_mean(&m.key, candidates) {
+                    let d = Diagnostic::new(Code::UnknownField, m.key_span, message);
+                    match did_you_mean(&m.key, candidates.iter().copied()) {
                         Some(best) => d.with_help(format!("did you mean `{best}`?")),
                         None => d,
                     }
@@ -233,7 +240,7 @@ impl Reader<'_> {
         let f = &config.fields;
         let mut normalised = |field: Field, value: Option<u64>, meaning: &str| {
             if let (Some(0), Some(span)) = (value, span_of(field)) {
-                self.diags.push(
+                self.push(
                     Diagnostic::new(
                         Code::NormalisedValue,
                         span,

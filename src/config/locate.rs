@@ -6,6 +6,7 @@ use super::write;
 use crate::check::schema::Field;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::{Algorithm, AlgorithmConfig, RouteTable};
+use std::collections::HashMap;
 
 fn members(node: &Node) -> &[Member] {
     match &node.value {
@@ -48,9 +49,16 @@ pub fn inexpressible(table: &RouteTable, text: &str) -> Vec<Diagnostic> {
     for (alg, d) in &table.request_algorithms {
         report(&d.config, top.and_then(|t| request_entry(t, *alg)));
     }
-    let models = member(&root, "models").map(|m| &m.value);
+    // Model ids are looked up in one map built once (the last key wins, as
+    // when reading), not by a scan per model.
+    let models: HashMap<&str, &Node> = member(&root, "models")
+        .map(|m| members(&m.value))
+        .unwrap_or_default()
+        .iter()
+        .map(|m| (m.key.as_str(), &m.value))
+        .collect();
     for (id, entry) in &table.models {
-        let node = models.and_then(|m| member(m, id)).map(|m| &m.value);
+        let node = models.get(id.as_str()).copied();
         report(&entry.definition.config, node);
         let own = node
             .and_then(|n| member(n, "request_algorithms"))

@@ -11,6 +11,7 @@ use crate::ir::{
     Algorithm, AlgorithmConfig, Definition, ModelEntry, NameMatch, RouteTable, IR_VERSION,
 };
 use indexmap::IndexMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 const TOP_LEVEL: [&str; 3] = ["default", "request_algorithms", "models"];
@@ -20,6 +21,7 @@ pub fn check_lb_config(source_name: &str, text: &str) -> (Option<RouteTable>, Re
     let mut report = Report::new(source_name, text);
     let mut reader = Reader {
         diags: &mut report.diagnostics,
+        errors: 0,
     };
     let table = match parse(text) {
         Ok(root) => reader.top_level(&root),
@@ -43,6 +45,9 @@ pub fn check_lb_config(source_name: &str, text: &str) -> (Option<RouteTable>, Re
 
 pub(super) struct Reader<'a> {
     pub(super) diags: &'a mut Vec<Diagnostic>,
+    /// Errors pushed so far: an entry compares counts before and after
+    /// instead of rescanning every diagnostic.
+    pub(super) errors: usize,
 }
 
 /// Where a detailed object sits: only a model entry owns request_algorithms.
@@ -50,6 +55,10 @@ pub(super) struct Reader<'a> {
 pub(super) enum Place {
     Model,
     RequestAlgorithm,
+    /// Inside a `request_algorithms` nested in a `request_algorithms`
+    /// entry: stargate parses it (type errors fail start-up) and discards
+    /// it, so nothing is built or checked beyond parsing (docs/stargate.md 4.1).
+    Discarded,
 }
 
 /// An entry read from the file: its configuration, or `None` after errors.
@@ -57,15 +66,16 @@ pub(super) type Entry = Option<AlgorithmConfig>;
 
 impl Reader<'_> {
     pub(super) fn push(&mut self, d: Diagnostic) {
+        self.errors += usize::from(d.is_error());
         self.diags.push(d);
     }
 
     /// Object members with duplicate keys reported (serde: "duplicate field").
     pub(super) fn unique_members<'n>(&mut self, members: &'n [Member]) -> Vec<&'n Member> {
-        let mut seen: Vec<&str> = Vec::new();
-        let mut out = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::with_capacity(members.len());
+        let mut out = Vec::with_capacity(members.len());
         for m in members {
-            if seen.contains(&m.key.as_str()) {
+            if !seen.insert(&m.key) {
                 self.push(Diagnostic::new(
                     Code::InvalidJson,
                     m.key_span,
@@ -73,7 +83,6 @@ impl Reader<'_> {
                 ));
                 continue;
             }
-            seen.push(&m.key);
             out.push(m);
         }
         out
@@ -98,7 +107,8 @@ impl Reader<'_> {
             match m.key.as_str() {
                 "default" => default = self.default(&m.value),
                 "request_algorithms" => {
-                    request_algorithms = self.request_algorithms(&m.value, None)
+                    request_algorithms =
+                        self.request_algorithms(&m.value, None, Place::RequestAlgorithm)
                 }
                 "models" => models = self.models(&m.value),
                 other => {
@@ -199,21 +209,27 @@ impl Reader<'_> {
     /// `own` is the model id and algorithm of the entry the map belongs
     /// to: a key naming that algorithm is shadowed (docs/stargate.md
     /// 4.4, step 1).
+    /// `place` is where its entries sit: [`Place::Discarded`] parses them
+    /// only.
     pub(super) fn request_algorithms(
         &mut self,
         node: &Node,
         own: Option<(&str, Algorithm)>,
+        place: Place,
     ) -> Option<IndexMap<Algorithm, Arc<Definition>>> {
         let members = self.map(node, "request_algorithms")?;
         let mut out: Option<IndexMap<Algorithm, Arc<Definition>>> = Some(IndexMap::new());
         let mut seen: IndexMap<Algorithm, Span> = IndexMap::new();
         for m in members {
             let key_alg = self.algorithm_name(&m.key, m.key_span);
-            let entry = self.entry(&m.value, Place::RequestAlgorithm);
+            let entry = self.entry(&m.value, place);
             let (Some(key_alg), Some(config)) = (key_alg, entry) else {
                 out = None;
                 continue;
             };
+            if place == Place::Discarded {
+                continue;
+            }
             if key_alg != config.algorithm {
                 self.push(Diagnostic::new(
                     Code::RequestAlgorithmMismatch,
@@ -256,7 +272,7 @@ impl Reader<'_> {
     fn models(&mut self, node: &Node) -> Option<IndexMap<String, ModelEntry>> {
         let members = self.map(node, "models")?;
         let mut out = Some(IndexMap::new());
-        let mut ids: Vec<&str> = Vec::new();
+        let mut ids: HashSet<&str> = HashSet::with_capacity(members.len());
         for m in members {
             let entry = self.entry(&m.value, Place::Model);
             let own = match &m.value.value {
@@ -264,7 +280,7 @@ impl Reader<'_> {
                     match fields.iter().rfind(|f| f.key == "request_algorithms") {
                         Some(f) => {
                             let own = entry.as_ref().map(|c| (m.key.as_str(), c.algorithm));
-                            self.request_algorithms(&f.value, own)
+                            self.request_algorithms(&f.value, own, Place::RequestAlgorithm)
                         }
                         None => Some(IndexMap::new()),
                     }
@@ -272,7 +288,7 @@ impl Reader<'_> {
                 _ => Some(IndexMap::new()),
             };
             let built = entry.as_ref().and_then(definition);
-            if ids.contains(&m.key.as_str()) {
+            if !ids.insert(&m.key) {
                 self.push(
                     Diagnostic::new(
                         Code::DuplicateModel,
@@ -282,7 +298,6 @@ impl Reader<'_> {
                     .with_severity(crate::diag::Severity::Warning),
                 );
             }
-            ids.push(&m.key);
             match (built, own, out.as_mut()) {
                 (Some(definition), Some(request_algorithms), Some(map)) => {
                     map.insert(

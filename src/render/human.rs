@@ -36,8 +36,13 @@ const MAX_SPAN_LINES: usize = 6;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
     Plain,
-    /// Unicode and colours (colours dropped when `NO_COLOR` is set).
+    /// Unicode and colours.
     Fancy {
+        width: usize,
+    },
+    /// Unicode without colours (a terminal under `NO_COLOR` or
+    /// `--color never`).
+    Unicode {
         width: usize,
     },
 }
@@ -150,15 +155,8 @@ fn severity_name(severity: Severity) -> &'static str {
 fn handler(style: Style) -> GraphicalReportHandler {
     let (theme, width) = match style {
         Style::Plain => (GraphicalTheme::none(), PLAIN_WIDTH),
-        Style::Fancy { width } => {
-            let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-            let theme = if no_color {
-                GraphicalTheme::unicode_nocolor()
-            } else {
-                GraphicalTheme::unicode()
-            };
-            (theme, width)
-        }
+        Style::Fancy { width } => (GraphicalTheme::unicode(), width),
+        Style::Unicode { width } => (GraphicalTheme::unicode_nocolor(), width),
     };
     GraphicalReportHandler::new_themed(theme)
         .with_width(width)

@@ -40,6 +40,18 @@ struct Summary {
 
 /// The document as a JSON value (also used by `explain` for its warnings).
 pub fn to_value(reports: &[Report]) -> serde_json::Value {
+    serde_json::to_value(document(reports)).unwrap_or(serde_json::Value::Null)
+}
+
+/// Pretty-printed document with a trailing newline, serialised straight
+/// from the borrowed entries (no intermediate `Value` tree).
+pub fn render(reports: &[Report]) -> String {
+    let mut text = serde_json::to_string_pretty(&document(reports)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn document(reports: &[Report]) -> Document<'_> {
     let diagnostics = reports
         .iter()
         .flat_map(|report| {
@@ -62,17 +74,9 @@ pub fn to_value(reports: &[Report]) -> serde_json::Value {
         })
         .collect();
     let (errors, warnings) = super::totals(reports);
-    let document = Document {
+    Document {
         version: VERSION,
         diagnostics,
         summary: Summary { errors, warnings },
-    };
-    serde_json::to_value(document).unwrap_or(serde_json::Value::Null)
-}
-
-/// Pretty-printed document with a trailing newline.
-pub fn render(reports: &[Report]) -> String {
-    let mut text = serde_json::to_string_pretty(&to_value(reports)).unwrap_or_default();
-    text.push('\n');
-    text
+    }
 }

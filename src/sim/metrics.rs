@@ -59,7 +59,7 @@ fn ratio(num: f64, den: f64) -> f64 {
 }
 
 /// The A9 metrics of one run over its measured set.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct RunMetrics {
     pub measured: u64,
     pub succeeded: u64,
@@ -89,7 +89,7 @@ pub struct RunMetrics {
 }
 
 /// B2.5 diagnostics of one run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct RunDiagnostics {
     /// Per backend (topology order): succeeded requests served and token reuse.
     pub served: Vec<u64>,
@@ -100,7 +100,7 @@ pub struct RunDiagnostics {
 }
 
 /// One 10 s bin of the time series, by arrival, warmup included.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Bin {
     pub start_s: u64,
     pub token_reuse: f64,

@@ -25,6 +25,7 @@ pub mod rng;
 pub mod routers;
 pub mod run;
 pub mod scenario;
+pub mod shard;
 pub mod sweep;
 pub mod time;
 pub mod topology;

@@ -7,8 +7,10 @@ use super::engine::EngineParams;
 use super::routers::{CoreRouter, SimRouter};
 use crate::balancer::{open_prefix, Balancer};
 use crate::check;
+use crate::check::expr::Context;
 use crate::diag::{Code, Diagnostic, Span};
-use crate::ir::{Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
+use crate::ir::{Algorithm, Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
+use crate::syntax::ast::Value;
 use std::time::Duration;
 
 /// The name of the built-in baseline.
@@ -163,9 +165,8 @@ pub fn compile(
     if baseline::is_baseline(text) {
         return baseline::parse(text).map(|b| (PolicyKind::Baseline(b), Vec::new()));
     }
-    if let Some(rest) = trimmed.strip_prefix(LEGACY) {
-        let at = text.len() - trimmed.len() + LEGACY.len();
-        return compile_legacy(table, model, text, rest, at).map(|k| (k, Vec::new()));
+    if trimmed.starts_with(LEGACY) {
+        return compile_legacy(table, model, text).map(|k| (k, Vec::new()));
     }
     let definition = check::compile_request_expression(table, model, text).map_err(|d| vec![*d])?;
     let mut warnings = Vec::new();
@@ -174,49 +175,42 @@ pub fn compile(
     Ok((PolicyKind::Core(definition.policy), warnings))
 }
 
-/// `legacy-band-walk(args)`: checks the argument names, then compiles the
-/// same arguments as a pulsar-wait-and-widen expression so that values,
-/// ranges and defaults are routex's own.
+/// `legacy-band-walk(args)`: parsed as an expression, its arguments checked
+/// by name on the tree, then checked as a pulsar-wait-and-widen expression
+/// (the same tree with the method renamed) so that values, ranges and
+/// defaults are routex's own and every span points into `text`.
 fn compile_legacy(
     table: &RouteTable,
     model: &str,
     text: &str,
-    rest: &str,
-    rest_at: usize,
 ) -> Result<PolicyKind, Vec<Diagnostic>> {
     let whole = Span::new(0, text.len());
-    let inner = rest.trim();
-    let args = if inner.is_empty() {
-        ""
-    } else if let Some(a) = inner.strip_prefix('(').and_then(|a| a.strip_suffix(')')) {
-        a
-    } else {
+    let mut expr = crate::syntax::parse_expression(text)?;
+    if expr.method.node.trim() != LEGACY {
         return Err(vec![Diagnostic::new(
             Code::MalformedExpression,
             whole,
             "expected `legacy-band-walk(name=value, ...)`",
         )]);
-    };
-    let args_at = rest_at + rest.find('(').map_or(0, |i| i + 1);
-    let mut kept = Vec::new();
+    }
     let mut initial_wait_ms = 0;
     let mut errors = Vec::new();
-    for (offset, raw) in split_args(args) {
-        let arg = raw.trim();
-        let start = args_at + offset + (raw.len() - raw.trim_start().len());
-        let span = Span::new(start, start + arg.len());
-        let (name, value) = match arg.split_once('=') {
-            Some((n, v)) => (n.trim(), v.trim()),
-            None => (arg, ""),
-        };
+    let mut kept = Vec::with_capacity(expr.args.len());
+    for arg in expr.args.drain(..) {
+        let name = arg.name.node.trim();
         if name == "initial_wait_ms" {
-            match value.parse::<u64>() {
-                Ok(v) => initial_wait_ms = v,
-                Err(_) => errors.push(Diagnostic::new(
+            let parsed = match &arg.value.node {
+                Value::Integer(v) | Value::String(v) => v.trim().parse::<u64>().ok(),
+                _ => None,
+            };
+            match parsed {
+                Some(v) => initial_wait_ms = v,
+                None => errors.push(Diagnostic::new(
                     Code::InvalidValue,
-                    span,
+                    arg.value.span,
                     format!(
-                        "`initial_wait_ms` must be a whole number of milliseconds, got `{value}`"
+                        "`initial_wait_ms` must be a whole number of milliseconds, got `{}`",
+                        &text[arg.value.span.start..arg.value.span.end]
                     ),
                 )),
             }
@@ -226,7 +220,7 @@ fn compile_legacy(
             errors.push(
                 Diagnostic::new(
                     Code::UnknownParameter,
-                    span,
+                    arg.name.span,
                     format!("`{name}` is not a parameter of the `legacy-band-walk` baseline"),
                 )
                 .with_help(format!(
@@ -239,14 +233,18 @@ fn compile_legacy(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let expression = format!("pulsar-wait-and-widen({})", kept.join(", "));
-    let definition = check::compile_request_expression(table, model, &expression).map_err(|d| {
-        // Spans point into the rewritten text: show the whole policy instead.
-        vec![Diagnostic { span: whole, ..*d }]
-    })?;
-    match &definition.policy.settings {
-        Settings::PulsarWaitAndWiden(settings) => Ok(PolicyKind::Legacy {
-            settings: settings.clone(),
+    expr.args = kept;
+    expr.method.node = Algorithm::PulsarWaitAndWiden.to_string();
+    let base_of = |a| check::resolve_base(table, Some(model), a).map(|d| d.config.clone());
+    let mut diags = Vec::new();
+    let checked = check::expr::check_expr(&expr, Context::Request, &base_of, &mut diags);
+    let errors: Vec<Diagnostic> = diags.into_iter().filter(Diagnostic::is_error).collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    match checked.and_then(|c| c.policy).map(|p| p.settings) {
+        Some(Settings::PulsarWaitAndWiden(settings)) => Ok(PolicyKind::Legacy {
+            settings,
             initial_wait_ms,
         }),
         _ => Err(vec![Diagnostic::new(
@@ -254,41 +252,5 @@ fn compile_legacy(
             whole,
             "the base configuration turns `legacy-band-walk` into another algorithm",
         )]),
-    }
-}
-
-/// Top-level comma-separated arguments with their byte offsets; commas inside
-/// double-quoted strings do not split.
-fn split_args(args: &str) -> Vec<(usize, &str)> {
-    let mut out = Vec::new();
-    let (mut start, mut quoted, mut escaped) = (0, false, false);
-    for (i, c) in args.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if quoted => escaped = true,
-            '"' => quoted = !quoted,
-            ',' if !quoted => {
-                out.push((start, &args[start..i]));
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if !args[start..].trim().is_empty() {
-        out.push((start, &args[start..]));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splits_arguments_outside_strings() {
-        let got = split_args(r#"a=1, seed="x,y", b = 2"#);
-        let got: Vec<_> = got.into_iter().map(|(i, s)| (i, s.trim())).collect();
-        assert_eq!(got, vec![(0, "a=1"), (4, r#"seed="x,y""#), (16, "b = 2")]);
-        assert!(split_args("").is_empty());
     }
 }

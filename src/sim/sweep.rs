@@ -45,7 +45,17 @@ pub fn run_keys(p: &Prepared) -> Vec<RunKey> {
 
 /// Runs every key; `progress(done, total)` is called on the calling thread.
 pub fn sweep(p: &Prepared, jobs: usize, progress: &mut dyn FnMut(usize, usize)) -> Vec<RunOutput> {
-    let keys = run_keys(p);
+    sweep_keys(p, &run_keys(p), jobs, progress)
+}
+
+/// Runs the given keys (a shard's slice of the matrix), results in the
+/// keys' order.
+pub fn sweep_keys(
+    p: &Prepared,
+    keys: &[RunKey],
+    jobs: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<RunOutput> {
     let total = keys.len();
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<RunOutput>>> = Mutex::new(vec![None; total]);
@@ -53,7 +63,7 @@ pub fn sweep(p: &Prepared, jobs: usize, progress: &mut dyn FnMut(usize, usize)) 
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, total.max(1)) {
             let tx = tx.clone();
-            let (keys, next, slots) = (&keys, &next, &slots);
+            let (next, slots) = (&next, &slots);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&key) = keys.get(i) else {

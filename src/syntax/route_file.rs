@@ -199,7 +199,7 @@ impl<'a> Recovery<'a> {
     /// Parses one piece starting at `pos`: its pair and where it ends, or
     /// the error position after recording the diagnostic.
     fn piece(&mut self, pos: usize, rule: Rule) -> Result<(Pair<'a, Rule>, usize), usize> {
-        let slice = &self.text[pos..];
+        let slice = &self.text[pos..piece_end(self.text, pos)];
         match RoutexParser::parse(rule, slice) {
             Ok(mut pairs) => {
                 let entry = pairs.next();
@@ -238,6 +238,22 @@ impl<'a> Recovery<'a> {
             Sync::Keyword(p, _) | Sync::AfterClose(p) | Sync::Open(p) => p,
             Sync::Eof => self.text.len(),
         }
+    }
+}
+
+/// Where the text handed to pest for the piece at `pos` ends: just after
+/// the next item keyword at the start of a line (or after the next `}`).
+/// pest's error scans from its position to the end of its input, so the
+/// whole rest of the file per piece made many errors quadratic. Keeping the
+/// next keyword in the slice keeps pest's message ("found `model`"); an
+/// item never runs past a line that starts with a keyword, except for a
+/// bare value spelt `default`, `allow` or `model` at the start of a line,
+/// which then reads as a syntax error.
+fn piece_end(text: &str, pos: usize) -> usize {
+    match next_sync(text, pos + 1, false) {
+        Sync::Keyword(p, keyword) => p + keyword.len(),
+        Sync::AfterClose(p) => p,
+        Sync::Open(_) | Sync::Eof => text.len(),
     }
 }
 

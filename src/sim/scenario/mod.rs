@@ -2,6 +2,7 @@
 //! compilation. Every problem becomes a `Diagnostic` pointing into the JSON
 //! text where practical; unknown fields are rejected.
 
+mod spans;
 mod validate;
 
 use super::engine::EngineParams;
@@ -18,6 +19,7 @@ use crate::diag::{Code, Diagnostic, Report, Severity, Span};
 use crate::ir::{RouteTable, Settings};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use spans::Spans;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -167,7 +169,13 @@ impl Prepared {
     /// The base configuration's route table, which policy strings compile
     /// against (the permissive default without `base_config`).
     pub fn route_table(&self) -> Option<RouteTable> {
-        base_table(&self.file, "", &mut Vec::new())
+        let json = self
+            .file
+            .base_config
+            .as_ref()
+            .map(|v| serde_json::to_string(v).unwrap_or_default())
+            .unwrap_or_default();
+        base_table(&self.file, &json, 0, &mut Vec::new())
     }
 }
 
@@ -200,12 +208,9 @@ pub fn load_with(
         }
     };
     let mut errors = Vec::new();
-    let mut invalid = |key: &str, message: String| {
-        errors.push(Diagnostic::new(
-            Code::InvalidValue,
-            key_span(text, key),
-            message,
-        ));
+    let spans = Spans::new(text);
+    let mut invalid = |path: &str, message: String| {
+        errors.push(Diagnostic::new(Code::InvalidValue, spans.at(path), message));
     };
     validate::numbers(&file, &mut invalid);
     let mut workload: Option<Arc<dyn WorkloadSource>> = file
@@ -226,10 +231,12 @@ pub fn load_with(
             workload = Some(Arc::new(trace));
         }
     }
-    let table = base_table(&file, text, &mut errors);
+    let at = spans.value("base_config");
+    let base_json = text.get(at.start..at.end).unwrap_or_default();
+    let table = base_table(&file, base_json, at.start, &mut errors);
     let mut policies = Vec::new();
     if let Some(table) = &table {
-        policies = compile_policies(&file, text, table, &mut errors);
+        policies = compile_policies(&file, text, &spans, table, &mut errors);
     }
     report.diagnostics = errors;
     let Some(workload) = workload.filter(|_| !report.has_errors()) else {
@@ -262,7 +269,10 @@ fn read_trace(
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) => {
-            invalid("path", format!("cannot read trace {}: {e}", path.display()));
+            invalid(
+                "trace.path",
+                format!("cannot read trace {}: {e}", path.display()),
+            );
             return None;
         }
     };
@@ -271,7 +281,7 @@ fn read_trace(
         Err(errors) => {
             for e in errors {
                 invalid(
-                    "path",
+                    "trace.path",
                     format!("trace {} line {}: {}", path.display(), e.line, e.message),
                 );
             }
@@ -304,7 +314,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
                 tolerance: p.mismatch.tolerance,
             }),
         },
-        heartbeat_us: p.heartbeat_ms * US_PER_MS,
+        heartbeat_us: p.heartbeat_ms.saturating_mul(US_PER_MS),
         coalesce_us: p.coalesce_ms.map(|ms| ms.saturating_mul(US_PER_MS)),
         max_retries: f.router.max_retries,
         routing_key: f.router.routing_key.clone(),
@@ -353,28 +363,25 @@ fn json_error(text: &str, e: &serde_json::Error) -> Diagnostic {
     )
 }
 
-/// The span of the first `"key"` in the text (a best effort for values that
-/// serde does not locate).
-fn key_span(text: &str, key: &str) -> Span {
-    let quoted = format!("\"{key}\"");
-    match text.find(&quoted) {
-        Some(i) => Span::new(i, i + quoted.len()),
-        None => Span::new(0, 0),
-    }
-}
-
 /// The base configuration: permissive unless `base_config` is an object.
-fn base_table(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) -> Option<RouteTable> {
-    let value = match &f.base_config {
+/// Its own text (the slice of the scenario) is read as an lb-config.json,
+/// so its diagnostics point at their keys inside the scenario.
+/// `json` is the base configuration's text, at byte `offset` of the
+/// scenario.
+fn base_table(
+    f: &ScenarioFile,
+    json: &str,
+    offset: usize,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<RouteTable> {
+    match &f.base_config {
         None | Some(serde_json::Value::Null) => return Some(check::permissive_table()),
-        Some(v) => v,
-    };
-    let json = serde_json::to_string_pretty(value).unwrap_or_default();
-    let (table, report) = crate::config::load_table("base_config.json", &json);
-    let span = key_span(text, "base_config");
+        Some(_) => {}
+    }
+    let (table, report) = crate::config::load_table("base_config.json", json);
     for d in report.diagnostics.iter().filter(|d| d.is_error()) {
         errors.push(Diagnostic {
-            span,
+            span: Span::new(offset + d.span.start, offset + d.span.end),
             message: format!("base_config: {}", d.message),
             ..d.clone()
         });
@@ -389,24 +396,33 @@ fn base_table(f: &ScenarioFile, text: &str, errors: &mut Vec<Diagnostic>) -> Opt
 fn compile_policies(
     f: &ScenarioFile,
     text: &str,
+    spans: &Spans,
     table: &RouteTable,
     errors: &mut Vec<Diagnostic>,
 ) -> Vec<NamedPolicy> {
-    let policies_at = text.find("\"policies\"").unwrap_or(0);
     let mut out = Vec::new();
     for (name, policy_text) in &f.policies {
-        let value_at = locate_value(text, policies_at, name, policy_text);
-        let to_file = |d: Diagnostic| match value_at {
-            Some((start, raw)) => Diagnostic {
-                span: Span::new(
-                    start + raw_offset(raw, policy_text, d.span.start),
-                    start + raw_offset(raw, policy_text, d.span.end),
-                ),
-                message: format!("policy `{name}`: {}", d.message),
-                ..d
-            },
+        // The string literal's content, between its quotes.
+        let path = format!("policies.{name}");
+        let literal = spans
+            .node(&path)
+            .filter(|_| !name.contains('.'))
+            .map(|n| n.span)
+            .filter(|sp| sp.end > sp.start + 1);
+        let to_file = |d: Diagnostic| match literal {
+            Some(sp) => {
+                let (start, raw) = (sp.start + 1, &text[sp.start + 1..sp.end - 1]);
+                Diagnostic {
+                    span: Span::new(
+                        start + raw_offset(raw, policy_text, d.span.start),
+                        start + raw_offset(raw, policy_text, d.span.end),
+                    ),
+                    message: format!("policy `{name}`: {}", d.message),
+                    ..d
+                }
+            }
             None => Diagnostic {
-                span: key_span(text, name),
+                span: spans.value("policies"),
                 message: format!("policy `{name}`: {}", d.message),
                 ..d
             },
@@ -484,21 +500,6 @@ fn simulator_checks(kind: &PolicyKind, whole: Span) -> Vec<Diagnostic> {
         );
     }
     out
-}
-
-/// Start of the policy string's content in the text and its raw (escaped) form.
-fn locate_value<'t>(
-    text: &'t str,
-    from: usize,
-    name: &str,
-    value: &str,
-) -> Option<(usize, &'t str)> {
-    let key = serde_json::to_string(name).ok()?;
-    let key_at = from + text.get(from..)?.find(&key)?;
-    let after_key = key_at + key.len();
-    let open = after_key + text.get(after_key..)?.find('"')? + 1;
-    let raw_len = serde_json::to_string(value).ok()?.len() - 2;
-    Some((open, text.get(open..open + raw_len)?))
 }
 
 /// Maps a byte offset in the unescaped string to its offset in the raw JSON

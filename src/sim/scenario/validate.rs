@@ -9,6 +9,26 @@ use crate::sim::workload::trace::{Trace, TraceSpec};
 /// cache indexes them with one `u32` per id.
 pub const MAX_BLOCK_IDS: u64 = 1 << 24;
 
+/// The longest duration a scenario may give in ms (about 11.6 days): times
+/// in µs then stay far below `u64::MAX` whatever is added to them.
+pub const MAX_MS: u64 = 1_000_000_000;
+/// The longest RTT, relay delay, TTFT base or jitter, in ms.
+const MAX_DELAY_MS: f64 = 1_000_000.0;
+/// The longest run: warmup + measure, in seconds.
+pub const MAX_HORIZON_S: f64 = 1_000_000.0;
+/// The longest input-TPS window, in first tokens.
+const MAX_TPS_WINDOW: usize = 10_000;
+
+fn ms_at_most(err: &mut Err<'_>, key: &str, v: u64) {
+    if v > MAX_MS {
+        let name = key.rsplit('.').next().unwrap_or(key);
+        err(
+            key,
+            format!("`{name}` must be at most {MAX_MS} ms, got {v}"),
+        );
+    }
+}
+
 fn positive(v: f64) -> bool {
     v.is_finite() && v > 0.0
 }
@@ -31,11 +51,14 @@ fn topology(f: &ScenarioFile, err: &mut Err<'_>) {
     let t = &f.topology;
     let r = t.regions.len();
     if r == 0 {
-        err("regions", "the topology needs at least one region".into());
+        err(
+            "topology.regions",
+            "the topology needs at least one region".into(),
+        );
     }
     if t.rtt_ms.len() != r || t.rtt_ms.iter().any(|row| row.len() != r) {
         err(
-            "rtt_ms",
+            "topology.rtt_ms",
             format!("`rtt_ms` must be a {r} x {r} matrix (one row and column per region)"),
         );
     }
@@ -43,16 +66,20 @@ fn topology(f: &ScenarioFile, err: &mut Err<'_>) {
         .iter()
         .flatten()
         .chain([&t.intra_region_rtt_ms, &t.stats_relay_ms])
-        .any(|v| !(v.is_finite() && *v >= 0.0))
-    {
-        err("rtt_ms", "round-trip times must be finite and >= 0".into());
-    }
-    if t.regions
-        .iter()
-        .any(|g| !(g.traffic_weight.is_finite() && g.traffic_weight >= 0.0))
+        .any(|v| !(v.is_finite() && (0.0..=MAX_DELAY_MS).contains(v)))
     {
         err(
-            "traffic_weight",
+            "topology.rtt_ms",
+            format!("round-trip and relay times must be finite, in 0..={MAX_DELAY_MS} ms"),
+        );
+    }
+    if let Some(i) = t
+        .regions
+        .iter()
+        .position(|g| !(g.traffic_weight.is_finite() && g.traffic_weight >= 0.0))
+    {
+        err(
+            &format!("topology.regions.{i}.traffic_weight"),
             "traffic weights must be finite and >= 0".into(),
         );
     }
@@ -62,18 +89,21 @@ fn topology(f: &ScenarioFile, err: &mut Err<'_>) {
         .any(|g| g.traffic_weight > 0.0 && g.routers > 0)
     {
         err(
-            "regions",
+            "topology.regions",
             "at least one region needs routers and a non-zero `traffic_weight`".into(),
         );
     }
-    if t.regions.iter().map(|g| g.backends).sum::<u32>() == 0 {
-        err("regions", "the topology needs at least one backend".into());
+    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() == 0 {
+        err(
+            "topology.regions",
+            "the topology needs at least one backend".into(),
+        );
     }
     if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() > 10_000
         || t.regions.iter().map(|g| u64::from(g.routers)).sum::<u64>() > 10_000
     {
         err(
-            "regions",
+            "topology.regions",
             "at most 10 000 backends and 10 000 routers".into(),
         );
     }
@@ -93,7 +123,7 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
             );
         }
         if speedups.iter().any(|v| !positive(*v)) {
-            err("speedups", "`speedups` must be finite and > 0".into());
+            err("trace.speedups", "`speedups` must be finite and > 0".into());
         }
     } else if f.rates_rps.is_empty() || f.rates_rps.iter().any(|v| !positive(*v)) {
         err(
@@ -108,6 +138,17 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
         err("measure_s", "`measure_s` must be finite and > 0".into());
     }
     let horizon = f.warmup_s + f.measure_s;
+    // The time series holds one bin per 10 s of the horizon.
+    if horizon > MAX_HORIZON_S {
+        err(
+            if f.warmup_s > f.measure_s {
+                "warmup_s"
+            } else {
+                "measure_s"
+            },
+            format!("`warmup_s` + `measure_s` must be at most {MAX_HORIZON_S} s (about 11.6 days)"),
+        );
+    }
     // A trace's requests are bounded by the trace itself.
     if f.trace.is_none() && f.rates_rps.iter().any(|r| r * horizon > 50_000_000.0) {
         err(
@@ -128,7 +169,7 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
     let e = &f.engine;
     if e.model != V1 && e.model != V2 {
         err(
-            "model",
+            "engine.model",
             format!(
                 "engine model `{}` is not supported; use \"{V1}\" or \"{V2}\"",
                 e.model
@@ -141,36 +182,40 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
             .is_some_and(|w| w.block_tokens.is_some());
     if e.model == V2 && !blocks {
         err(
-            "model",
+            "engine.model",
             format!("engine `{V2}` caches prefix blocks: give the workload `block_tokens` or replay a trace"),
         );
     }
     if e.slots == 0 {
-        err("slots", "`slots` must be > 0".into());
+        err("engine.slots", "`slots` must be > 0".into());
     }
-    if !positive(e.prefill_tps) || !positive(e.backend_speed) {
+    if !(e.prefill_tps.is_finite() && e.prefill_tps >= 1.0) {
         err(
-            "prefill_tps",
-            "`prefill_tps` and `backend_speed` must be finite and > 0".into(),
+            "engine.prefill_tps",
+            "`prefill_tps` must be finite and >= 1".into(),
         );
     }
-    if !(positive(e.decode_tps[0])
-        && positive(e.decode_tps[1])
+    if !(1e-3..=1e3).contains(&e.backend_speed) {
+        err(
+            "engine.backend_speed",
+            "`backend_speed` must be in 0.001..=1000".into(),
+        );
+    }
+    if !(e.decode_tps[0] >= 0.01
+        && e.decode_tps[1].is_finite()
         && e.decode_tps[0] <= e.decode_tps[1])
     {
         err(
-            "decode_tps",
-            "`decode_tps` must be [min, max] with 0 < min <= max".into(),
+            "engine.decode_tps",
+            "`decode_tps` must be [min, max] with 0.01 <= min <= max".into(),
         );
     }
-    if !(e.ttft_base_ms.is_finite()
-        && e.ttft_base_ms >= 0.0
-        && e.ttft_jitter_ms.is_finite()
-        && e.ttft_jitter_ms >= 0.0)
+    if !((0.0..=MAX_DELAY_MS).contains(&e.ttft_base_ms)
+        && (0.0..=MAX_DELAY_MS).contains(&e.ttft_jitter_ms))
     {
         err(
-            "ttft_base_ms",
-            "`ttft_base_ms` and `ttft_jitter_ms` must be finite and >= 0".into(),
+            "engine.ttft_base_ms",
+            format!("`ttft_base_ms` and `ttft_jitter_ms` must be in 0..={MAX_DELAY_MS}"),
         );
     }
 }
@@ -179,19 +224,27 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
 fn pylon(f: &ScenarioFile, err: &mut Err<'_>) {
     let p = &f.pylon;
     if p.heartbeat_ms == 0 {
-        err("heartbeat_ms", "`heartbeat_ms` must be > 0".into());
+        err("pylon.heartbeat_ms", "`heartbeat_ms` must be > 0".into());
     }
+    ms_at_most(err, "pylon.heartbeat_ms", p.heartbeat_ms);
+    if let Some(c) = p.coalesce_ms {
+        ms_at_most(err, "pylon.coalesce_ms", c);
+    }
+    ms_at_most(err, "pylon.mismatch.min_delta_ms", p.mismatch.min_delta_ms);
     if !positive(p.input_tps.initial)
-        || p.input_tps.window == 0
-        || !(p.input_tps.floor_ms.is_finite() && p.input_tps.floor_ms >= 0.0)
+        || !(1..=MAX_TPS_WINDOW).contains(&p.input_tps.window)
+        || !(0.0..=MAX_DELAY_MS).contains(&p.input_tps.floor_ms)
     {
         err(
-            "input_tps",
-            "`input_tps` needs `initial` > 0, `window` >= 1 and `floor_ms` >= 0".into(),
+            "pylon.input_tps",
+            format!("`input_tps` needs `initial` > 0, `window` in 1..={MAX_TPS_WINDOW} and `floor_ms` in 0..={MAX_DELAY_MS}"),
         );
     }
     if !(p.mismatch.tolerance.is_finite() && p.mismatch.tolerance >= 0.0) {
-        err("tolerance", "`tolerance` must be finite and >= 0".into());
+        err(
+            "pylon.mismatch.tolerance",
+            "`tolerance` must be finite and >= 0".into(),
+        );
     }
 }
 
@@ -200,15 +253,26 @@ fn router_and_client(f: &ScenarioFile, err: &mut Err<'_>) {
     let [lo, hi] = f.router.retry_sleep_ms;
     if lo > hi || hi == 0 {
         err(
-            "retry_sleep_ms",
+            "router.retry_sleep_ms",
             "`retry_sleep_ms` must be [min, max] with min <= max and max > 0".into(),
         );
     }
+    ms_at_most(err, "router.retry_sleep_ms", hi);
     if f.router.recheck_ms == 0 {
-        err("recheck_ms", "`recheck_ms` must be > 0".into());
+        err("router.recheck_ms", "`recheck_ms` must be > 0".into());
     }
+    ms_at_most(err, "router.recheck_ms", f.router.recheck_ms);
     if f.client.timeout_ms == 0 {
-        err("timeout_ms", "`timeout_ms` must be > 0".into());
+        err("client.timeout_ms", "`timeout_ms` must be > 0".into());
+    }
+    let c = &f.client;
+    for (key, v) in [
+        ("client.request_slo_ms", c.request_slo_ms),
+        ("client.max_wait_ms", c.max_wait_ms),
+        ("client.timeout_ms", c.timeout_ms),
+        ("client.ttft_slo_ms", c.ttft_slo_ms),
+    ] {
+        ms_at_most(err, key, v);
     }
 }
 
@@ -228,10 +292,10 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
         }
     };
     match w.block_tokens {
-        Some(0) => err("block_tokens", "`block_tokens` must be > 0".into()),
+        Some(0) => err("workload.block_tokens", "`block_tokens` must be > 0".into()),
         Some(bt) if u64::from(w.keys).saturating_mul(w.input_tokens[1].div_ceil(bt)) > MAX_BLOCK_IDS => {
             err(
-                "block_tokens",
+                "workload.block_tokens",
                 format!("the keys' block chains would exceed {MAX_BLOCK_IDS} block ids: use larger blocks or fewer keys"),
             )
         }
@@ -257,7 +321,7 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
 fn trace(t: &TraceSpec, err: &mut Err<'_>) {
     if t.format != "mooncake" {
         err(
-            "format",
+            "trace.format",
             format!(
                 "trace format `{}` is not supported; use \"mooncake\"",
                 t.format
@@ -266,7 +330,7 @@ fn trace(t: &TraceSpec, err: &mut Err<'_>) {
     }
     if t.block_tokens == 0 || t.block_tokens > 1_000_000 {
         err(
-            "block_tokens",
+            "trace.block_tokens",
             "`block_tokens` must be in 1..=1000000".into(),
         );
     }
@@ -278,7 +342,7 @@ pub(super) fn trace_window(f: &mut ScenarioFile, trace: &Trace, err: &mut Err<'_
     let native = trace.native_rps();
     if !positive(native) {
         return err(
-            "path",
+            "trace.path",
             "the trace spans no time: every request has the same timestamp".into(),
         );
     }

@@ -55,6 +55,57 @@ fn nested_request_algorithms_are_parsed_and_discarded() {
     let json = r#"{"request_algorithms": {"pulsar": {"algorithm": "pulsar",
         "request_algorithms": {"random": "fastest"}}}}"#;
     assert!(load(json).0.is_none());
+    // Discarded, never built: a key naming another algorithm than its value,
+    // or a value the builder would refuse, does not fail start-up in
+    // stargate, so only the discard warning is reported.
+    let json = r#"{"request_algorithms": {"pulsar": {"algorithm": "pulsar",
+        "request_algorithms": {"random": "pulsar",
+            "power-of-n": {"algorithm": "power-of-n", "sample_count": 100}}}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_some(), "{:?}", summary(&report));
+    let codes: Vec<Code> = report.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, vec![Code::IgnoredRequestAlgorithms]);
+    // A type error inside is a parse error: reported.
+    let json = r#"{"request_algorithms": {"pulsar": {"algorithm": "pulsar",
+        "request_algorithms": {"random": {"algorithm": "random", "require_input_tokens": 1}}}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_none());
+    assert!(report
+        .diagnostics
+        .iter()
+        .any(|d| d.code == Code::InvalidType));
+}
+
+/// One type error does not hide the entry's other problems: the builder's
+/// refusals and the warnings about the fields that did type are reported
+/// after it, so the first error stays the one stargate returns.
+#[test]
+fn every_problem_of_an_entry_is_reported() {
+    let json = r#"{"models": {"m": {"algorithm": "wait-and-widen", "n": -1,
+        "cache_affinity_input_tokens_scale": 2.0, "band_widen_interval_ms": 100}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_none());
+    let found: Vec<(Code, String)> = summary(&report)
+        .into_iter()
+        .map(|(code, _, spanned)| (code, spanned))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (Code::InvalidValue, "-1".into()),
+            (Code::InvalidValue, "\"band_widen_interval_ms\"".into()),
+            (
+                Code::InvalidValue,
+                "\"cache_affinity_input_tokens_scale\"".into()
+            ),
+        ]
+    );
+    let json = r#"{"models": {"m": {"algorithm": "wait-and-widen", "seed": 1,
+        "max_queue_time_floor_ms": 500, "max_queue_time_ceil_ms": 100}}}"#;
+    let (table, report) = load(json);
+    assert!(table.is_none());
+    let codes: Vec<Code> = report.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, vec![Code::InvalidType, Code::FloorAboveCeil]);
 }
 
 #[test]

@@ -14,6 +14,7 @@ fn args(scenario: Option<PathBuf>, out: Option<PathBuf>) -> SimArgs {
             rng_seed: Some(7),
             mode: Some("faithful".into()),
             trace: None,
+            shard: None,
         }),
     }
 }

@@ -72,6 +72,7 @@ fn quick_runs_default_to_fast_mode_unless_told() {
         rng_seed: None,
         mode: mode.map(str::to_owned),
         trace: None,
+        shard: None,
     };
     let mode = |a: RunArgs| prepare(&a).expect("default scenario").settings.mode;
     assert_eq!(mode(args(true, None)), WaitMode::Fast);

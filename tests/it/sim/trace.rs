@@ -192,6 +192,7 @@ fn the_command_line_replaces_the_trace_path() {
         rng_seed: None,
         mode: None,
         trace,
+        shard: None,
     };
     let full = prepare(&args(None)).expect("bundled excerpt");
     assert_eq!(full.trace.map(|t| t.requests), Some(400));

@@ -1,0 +1,491 @@
+//! The proxy example (examples/proxy) end to end over loopback: its front
+//! end, three fake backends and an HTTP client, all on 127.0.0.1, with the
+//! configuration of examples/lb-config.json. Each test builds its own fleet
+//! on one thread (so a decision and its reservation are never interleaved
+//! with another request's), sends a bounded number of requests and stops
+//! within its timeout.
+//!
+//! The model is `llama-3-70b`: pulsar-wait-and-widen with seed `v1`, a
+//! queue SLO of 500..2000 ms, an affinity wait of 300 ms, bands every
+//! 200 ms, `fallback_max_queued` 1 and KV checks (docs/stargate.md 3.8).
+//! Every backend has 24 engine slots, 1000 prompt tokens/s and room in its
+//! KV cache; every request has 100 input tokens. So a cluster with a free
+//! slot has a queue estimate of 0 and a full one 24 x 100 / 1000 s =
+//! 2400 ms, over the 2000 ms SLO: a cluster takes exactly 24 requests
+//! before the next heartbeat, counting the proxy's own reservations.
+#![cfg(all(feature = "tokio", feature = "http"))]
+
+#[path = "../examples/proxy/backend.rs"]
+mod backend;
+#[path = "../examples/proxy/client.rs"]
+mod client;
+#[path = "../examples/proxy/front.rs"]
+mod front;
+#[path = "../examples/proxy/heartbeat.rs"]
+mod heartbeat;
+#[path = "../examples/proxy/route.rs"]
+mod route;
+
+use axum::body::Body;
+use backend::{Backend, BackendConfig};
+use front::Proxy;
+use http::{HeaderMap, StatusCode};
+use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
+use routex::router::{RouteRequest, Router, ERROR_CODE_HEADER};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+const MODEL: &str = "llama-3-70b";
+const CLUSTERS: [&str; 3] = ["c1", "c2", "c3"];
+const SLOTS: u64 = 24;
+const TPS: f64 = 1000.0;
+const TOKENS: &str = "100";
+/// No test comes near this; it only bounds a broken run.
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn table() -> routex::ir::RouteTable {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lb-config.json");
+    routex::config::load_table_path(path)
+        .expect("lb-config.json")
+        .0
+}
+
+struct Fleet {
+    proxy: Proxy,
+    url: String,
+    backends: Vec<Backend>,
+    client: client::HttpClient,
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    fn cluster(&self) -> &str {
+        self.header(front::CLUSTER_HEADER)
+    }
+}
+
+impl Fleet {
+    async fn start() -> Fleet {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        let (proxy, addr) = Proxy::spawn(table(), addr).await.unwrap();
+        let url = format!("http://{addr}");
+        let mut backends = Vec::new();
+        // Registered in this order: the view's candidate order.
+        for cluster in CLUSTERS {
+            let config = BackendConfig {
+                cluster: cluster.to_owned(),
+                backend: format!("{cluster}-0"),
+                models: vec![MODEL.to_owned()],
+                slots: SLOTS,
+                input_tps: TPS,
+                kv_capacity_tokens: 1_000_000,
+                service_time: Duration::ZERO,
+                heartbeat_every: None,
+            };
+            backends.push(Backend::spawn(config, &url).await.unwrap());
+        }
+        Fleet {
+            proxy,
+            url,
+            backends,
+            client: client::new(),
+        }
+    }
+
+    fn backend(&self, cluster: &str) -> &Backend {
+        self.backends
+            .iter()
+            .find(|b| b.cluster() == cluster)
+            .unwrap()
+    }
+
+    async fn heartbeats(&self) {
+        for b in &self.backends {
+            b.heartbeat().await.unwrap();
+        }
+    }
+
+    /// Pending reservations per cluster, in `CLUSTERS` order.
+    fn pending(&self) -> Vec<usize> {
+        let view = self.proxy.view(MODEL).unwrap();
+        let view = view.read();
+        CLUSTERS
+            .iter()
+            .map(|c| view.pending(view.position(c).unwrap()))
+            .collect()
+    }
+
+    fn received(&self) -> Vec<u64> {
+        self.backends.iter().map(Backend::received).collect()
+    }
+
+    /// A completion request with the mandatory headers (`x-model`,
+    /// `x-request-id`, `x-input-tokens`) plus `extra`; an extra header of
+    /// the same name replaces a mandatory one, value `None` drops it.
+    fn send(&self, extra: &[(&str, Option<&str>)]) -> impl Future<Output = Reply> + Send + 'static {
+        let mut headers: BTreeMap<String, String> = [
+            ("x-request-id", "test"),
+            ("x-model", MODEL),
+            ("x-input-tokens", TOKENS),
+        ]
+        .into_iter()
+        .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        .collect();
+        for (name, value) in extra {
+            match value {
+                Some(v) => headers.insert((*name).to_owned(), (*v).to_owned()),
+                None => headers.remove(*name),
+            };
+        }
+        let client = self.client.clone();
+        let url = format!("{}/v1/completions", self.url);
+        async move {
+            let mut request = http::Request::post(url);
+            for (name, value) in &headers {
+                request = request.header(name, value);
+            }
+            let request = request.body(Body::from("{\"prompt\":\"hi\"}")).unwrap();
+            let response = client.request(request).await.unwrap();
+            let status = response.status();
+            let headers = response.headers().clone();
+            let body = axum::body::to_bytes(Body::new(response.into_body()), 1 << 20)
+                .await
+                .unwrap();
+            Reply {
+                status,
+                headers,
+                body: String::from_utf8(body.to_vec()).unwrap(),
+            }
+        }
+    }
+
+    fn keyed(&self, key: &str) -> impl Future<Output = Reply> + Send + 'static {
+        self.send(&[("x-cache-affinity-key", Some(key))])
+    }
+}
+
+/// The Pulsar ranking of `key` (seed `v1`, equal weights), best first,
+/// computed by the library: what the proxy's pulsar-wait-and-widen ranks.
+fn ranking(key: &str) -> Vec<String> {
+    let router = Router::new(table());
+    let clusters: Vec<ClusterSnapshot> = CLUSTERS
+        .iter()
+        .map(|id| ClusterSnapshot {
+            id: (*id).to_owned(),
+            last_mean_input_tps: TPS,
+            max_input_tps: Some(TPS),
+            ..ClusterSnapshot::default()
+        })
+        .collect();
+    let mut order: Vec<String> = Vec::new();
+    let mut rng = rand::rng();
+    while order.len() < CLUSTERS.len() {
+        let excluded: Vec<&str> = order.iter().map(String::as_str).collect();
+        let request = RouteRequest {
+            request: Request {
+                model: MODEL,
+                cache_affinity_key: Some(key),
+                input_tokens: Some(100),
+                excluded: &excluded,
+                ..Request::default()
+            },
+            // The model's own `pulsar` entry: seed v1, like its PWW.
+            routing_method: Some(b"pulsar"),
+        };
+        let decision = router.route(&request, &clusters, &mut rng, &mut Scratch::default());
+        let Ok(Decision::Selected(choice)) = decision else {
+            panic!("pulsar ranks every cluster: {decision:?}");
+        };
+        order.push(clusters[choice.index].id.clone());
+    }
+    order
+}
+
+/// Polls `done` every 5 ms; fails after 20 s.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn run(test: impl Future<Output = ()>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        tokio::time::timeout(LIMIT, test)
+            .await
+            .expect("the test finished in time");
+    });
+}
+
+fn index(cluster: &str) -> usize {
+    CLUSTERS.iter().position(|c| *c == cluster).unwrap()
+}
+
+#[test]
+fn at_low_load_each_affinity_key_stays_on_its_primary() {
+    run(async {
+        let fleet = Fleet::start().await;
+        let keys: Vec<String> = (0..12).map(|i| format!("conversation-{i}")).collect();
+        let primaries: Vec<String> = keys.iter().map(|k| ranking(k)[0].clone()).collect();
+        let mut per_cluster = [0usize; 3];
+        for p in &primaries {
+            per_cluster[index(p)] += 1;
+        }
+        assert!(
+            per_cluster.iter().filter(|n| **n > 0).count() >= 2,
+            "the keys hash to more than one cluster: {per_cluster:?}"
+        );
+        for round in 0..3 {
+            for (key, primary) in keys.iter().zip(&primaries) {
+                let reply = fleet.keyed(key).await;
+                assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+                assert_eq!(reply.cluster(), primary, "round {round}, key {key}");
+                assert_eq!(reply.header(front::RANK_DEPTH_HEADER), "1");
+                assert_eq!(reply.header(front::TRIES_HEADER), "1");
+                let body: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+                assert_eq!(body["cluster"], primary.as_str());
+            }
+            // Delivered requests stay reserved until their backend reports.
+            assert_eq!(fleet.pending(), per_cluster.to_vec());
+            fleet.heartbeats().await;
+            assert_eq!(fleet.pending(), vec![0, 0, 0]);
+        }
+        let served: Vec<u64> = fleet.backends.iter().map(Backend::answered).collect();
+        let expected: Vec<u64> = per_cluster.iter().map(|n| 3 * *n as u64).collect();
+        assert_eq!(served, expected);
+    });
+}
+
+#[test]
+fn a_burst_on_one_key_spreads_24_24_24_and_the_73rd_gets_503() {
+    run(async {
+        let fleet = Fleet::start().await;
+        let key = "burst";
+        let rank = ranking(key);
+        for b in &fleet.backends {
+            b.hold();
+        }
+        let mut replies = tokio::task::JoinSet::new();
+        for _ in 0..73 {
+            replies.spawn(fleet.keyed(key));
+        }
+        // The first 24 take the primary's free slots at once; the other 49
+        // wait out the 300 ms affinity wait, then the open set (ranks 1-3)
+        // offers ranks 2 and 3 until each holds 24; the primary, full, is
+        // over the SLO. The last one finds nothing and, without
+        // x-max-wait-ms, gets 503 at once.
+        let first = replies.join_next().await.unwrap().unwrap();
+        assert_eq!(
+            first.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            first.body
+        );
+        assert_eq!(first.header(ERROR_CODE_HEADER), "routing_unavailable");
+        until("72 requests at the backends", || {
+            fleet.received().iter().sum::<u64>() == 72
+        })
+        .await;
+        assert_eq!(fleet.received(), vec![24, 24, 24]);
+        assert_eq!(fleet.pending(), vec![24, 24, 24]);
+        for b in &fleet.backends {
+            b.release();
+        }
+        let mut by_cluster: BTreeMap<String, usize> = BTreeMap::new();
+        while let Some(reply) = replies.join_next().await {
+            let reply = reply.unwrap();
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+            let depth = rank.iter().position(|c| c == reply.cluster()).unwrap() + 1;
+            assert_eq!(reply.header(front::RANK_DEPTH_HEADER), depth.to_string());
+            *by_cluster.entry(reply.cluster().to_owned()).or_default() += 1;
+        }
+        let expected: BTreeMap<String, usize> =
+            CLUSTERS.iter().map(|c| ((*c).to_owned(), 24)).collect();
+        assert_eq!(by_cluster, expected);
+    });
+}
+
+#[test]
+fn malformed_headers_get_400_with_their_code() {
+    run(async {
+        let fleet = Fleet::start().await;
+        let reply = fleet
+            .send(&[("x-routing-method", Some("pulsar;seed=a,b"))])
+            .await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+        assert_eq!(reply.header(ERROR_CODE_HEADER), "malformed_expression");
+        assert_eq!(reply.header("content-type"), "application/json");
+        let expected = Router::new(table())
+            .resolve(MODEL, None, Some(b"pulsar;seed=a,b"))
+            .unwrap_err();
+        assert_eq!(reply.body, expected.body_json());
+        let body: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(body["code"], "malformed_expression");
+        assert!(body["error"].as_str().unwrap().starts_with("P3:"), "{body}");
+
+        let reply = fleet.send(&[("x-routing-method", Some("fastest"))]).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            reply.body,
+            r#"{"error":"unknown routing method 'fastest'","code":"unknown_method"}"#
+        );
+
+        let reply = fleet.send(&[("x-input-tokens", None)]).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+        assert_eq!(reply.header(ERROR_CODE_HEADER), "invalid_header");
+        assert_eq!(
+            reply.body,
+            r#"{"error":"missing required header x-input-tokens","code":"invalid_header"}"#
+        );
+        for (name, value) in [
+            ("x-priority", "-1"),
+            ("x-max-wait-ms", ""),
+            ("x-request-slo-ms", "1.5"),
+            ("x-input-tokens", "18446744073709551616"),
+        ] {
+            let reply = fleet.send(&[(name, Some(value))]).await;
+            assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{name}: {value}");
+            assert_eq!(reply.header(ERROR_CODE_HEADER), "invalid_header");
+        }
+        let reply = fleet.send(&[("x-model", Some("unknown-model"))]).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND);
+        assert_eq!(reply.header(ERROR_CODE_HEADER), "no_eligible_candidates");
+        assert_eq!(fleet.received(), vec![0, 0, 0], "nothing was forwarded");
+    });
+}
+
+#[test]
+fn a_max_wait_shorter_than_the_affinity_wait_ends_in_503() {
+    run(async {
+        let fleet = Fleet::start().await;
+        let key = "waiting";
+        let rank = ranking(key);
+        // 24 delivered requests, reserved until the primary reports: full.
+        for _ in 0..SLOTS {
+            let reply = fleet.keyed(key).await;
+            assert_eq!(reply.cluster(), rank[0]);
+        }
+        let mut pending = vec![0; 3];
+        pending[index(&rank[0])] = 24;
+        assert_eq!(fleet.pending(), pending);
+
+        // 100 ms < the 300 ms affinity wait: 503 before the bands open.
+        let reply = fleet
+            .send(&[
+                ("x-cache-affinity-key", Some(key)),
+                ("x-max-wait-ms", Some("100")),
+            ])
+            .await;
+        assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(reply.header(ERROR_CODE_HEADER), "routing_unavailable");
+        let body: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(body["code"], "routing_unavailable");
+        assert_eq!(fleet.received().iter().sum::<u64>(), 24);
+
+        // A longer budget outlasts the wait: rank 2 or 3 after 300 ms.
+        let reply = fleet
+            .send(&[
+                ("x-cache-affinity-key", Some(key)),
+                ("x-max-wait-ms", Some("5000")),
+            ])
+            .await;
+        assert_eq!(reply.status, StatusCode::OK);
+        assert_ne!(reply.cluster(), rank[0]);
+        let depth = rank.iter().position(|c| c == reply.cluster()).unwrap() + 1;
+        assert_eq!(reply.header(front::RANK_DEPTH_HEADER), depth.to_string());
+
+        // The primary's heartbeat clears its reservations: primary again.
+        fleet.backend(&rank[0]).heartbeat().await.unwrap();
+        let reply = fleet
+            .send(&[
+                ("x-cache-affinity-key", Some(key)),
+                ("x-max-wait-ms", Some("100")),
+            ])
+            .await;
+        assert_eq!(reply.cluster(), rank[0]);
+    });
+}
+
+#[test]
+fn a_failing_backend_excludes_its_cluster_and_the_request_is_routed_again() {
+    run(async {
+        let fleet = Fleet::start().await;
+        let key = "failing";
+        let rank = ranking(key);
+        fleet.backend(&rank[0]).set_failing(true);
+        let reply = fleet.keyed(key).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        assert_eq!(reply.header(front::TRIES_HEADER), "2");
+        assert_ne!(reply.cluster(), rank[0]);
+        let depth = rank.iter().position(|c| c == reply.cluster()).unwrap() + 1;
+        assert_eq!(reply.header(front::RANK_DEPTH_HEADER), depth.to_string());
+        let primary = fleet.backend(&rank[0]);
+        assert_eq!((primary.received(), primary.answered()), (1, 0));
+        // The failed attempt's reservation is released; the delivered one kept.
+        let mut pending = vec![0; 3];
+        pending[index(reply.cluster())] = 1;
+        assert_eq!(fleet.pending(), pending);
+
+        // Every backend failing: each cluster is tried once, then 503.
+        for b in &fleet.backends {
+            b.set_failing(true);
+        }
+        let before = fleet.received();
+        let reply = fleet.keyed(key).await;
+        assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(reply.header(ERROR_CODE_HEADER), "candidates_exhausted");
+        let after = fleet.received();
+        let tried: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+        assert_eq!(tried, vec![1, 1, 1]);
+        assert_eq!(fleet.pending(), pending, "failed attempts leave nothing");
+    });
+}
+
+#[test]
+fn a_client_that_disconnects_leaves_no_reservation() {
+    run(async {
+        let fleet = Fleet::start().await;
+        let key = "cancelled";
+        let rank = ranking(key);
+        for b in &fleet.backends {
+            b.hold();
+        }
+        let request = tokio::spawn(fleet.keyed(key));
+        until("the request at its backend", || {
+            fleet.backend(&rank[0]).received() == 1
+        })
+        .await;
+        let mut pending = vec![0; 3];
+        pending[index(&rank[0])] = 1;
+        assert_eq!(fleet.pending(), pending);
+        // The client goes away: the connection closes, the proxy's handler
+        // future is dropped, and with it the reservation.
+        request.abort();
+        until("the reservation released", || {
+            fleet.pending() == vec![0, 0, 0]
+        })
+        .await;
+        for b in &fleet.backends {
+            b.release();
+        }
+    });
+}
