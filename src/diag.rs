@@ -253,6 +253,10 @@ pub struct Diagnostic {
     pub label: Option<String>,
     /// How to fix it: did-you-mean, accepted range, applicable algorithms.
     pub help: Option<String>,
+    /// The text that should replace the span, when the checker knows it (a
+    /// did-you-mean, an alias's canonical name); the editor server offers
+    /// it as a quick fix. For lb-config.json spans it includes the quotes.
+    pub suggestion: Option<String>,
 }
 
 impl Diagnostic {
@@ -264,11 +268,17 @@ impl Diagnostic {
             span,
             label: None,
             help: None,
+            suggestion: None,
         }
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_suggestion(mut self, replacement: impl Into<String>) -> Self {
+        self.suggestion = Some(replacement.into());
         self
     }
 

@@ -33,6 +33,9 @@ pub mod syntax;
 #[cfg(feature = "sim")]
 pub mod sim;
 
+#[cfg(feature = "lsp")]
+pub mod lsp;
+
 /// The `routex` binary's commands. Not part of the library's API: the
 /// binary and its tests call [`cli::main`], nothing else is stable.
 #[cfg(feature = "cli")]

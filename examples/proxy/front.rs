@@ -102,13 +102,17 @@ impl Proxy {
             .insert(key, beat.url.clone());
         let mut errors = Vec::new();
         for model in &beat.models {
-            let view = {
-                let mut views = self
-                    .shared
-                    .views
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner);
-                views.entry(model.clone()).or_default().clone()
+            // The write lock only for a model's first backend.
+            let view = match self.view(model) {
+                Some(view) => view,
+                None => {
+                    let mut views = self
+                        .shared
+                        .views
+                        .write()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    views.entry(model.clone()).or_default().clone()
+                }
             };
             let known = {
                 let v = view.read();

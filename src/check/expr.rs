@@ -56,7 +56,8 @@ pub fn check_method(expr: &Expr, diags: &mut Vec<Diagnostic>) -> Option<Algorith
                     span,
                     format!("'{}' is a deprecated alias of {alg}", raw.trim()),
                 )
-                .with_help(format!("write `{alg}`")),
+                .with_help(format!("write `{alg}`"))
+                .with_suggestion(alg.name()),
             );
             Some(alg)
         }
@@ -67,7 +68,9 @@ pub fn check_method(expr: &Expr, diags: &mut Vec<Diagnostic>) -> Option<Algorith
                 format!("unknown routing method '{raw}'"),
             );
             d = match algorithm_suggestion(raw.trim()) {
-                Some(name) => d.with_help(format!("did you mean `{name}`?")),
+                Some(name) => d
+                    .with_help(format!("did you mean `{name}`?"))
+                    .with_suggestion(canonical(name)),
                 None => d.with_help(format!(
                     "routing methods: {}",
                     algorithm_list(&Algorithm::ALL)
@@ -77,6 +80,12 @@ pub fn check_method(expr: &Expr, diags: &mut Vec<Diagnostic>) -> Option<Algorith
             None
         }
     }
+}
+
+/// The canonical spelling of a suggested algorithm name or alias: a quick
+/// fix must not trade one warning for another.
+fn canonical(name: &str) -> &'static str {
+    Algorithm::from_json_name(name).map_or("", |(alg, _)| alg.name())
 }
 
 /// Checks an expression: method, base (`base_of` is `None` for an
@@ -174,7 +183,9 @@ fn check_arg(
             format!("unknown parameter '{name}' for algorithm {alg}"),
         );
         if let Some(best) = did_you_mean(name, applicable) {
-            d = d.with_help(format!("did you mean `{best}`?"));
+            d = d
+                .with_help(format!("did you mean `{best}`?"))
+                .with_suggestion(best);
         }
         diags.push(d);
         return None;

@@ -139,11 +139,5 @@ fn is_lintable_json_or_routes(path: &Path, text: &str) -> bool {
     if path.extension().is_some_and(|e| e == "routes") {
         return true;
     }
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(map)) => {
-            map.is_empty() || LB_CONFIG_KEYS.iter().any(|key| map.contains_key(*key))
-        }
-        // Not JSON at all: lint it, so the user sees `invalid_json`.
-        Ok(_) | Err(_) => true,
-    }
+    crate::config::looks_like_lb_config(text)
 }

@@ -12,6 +12,7 @@ mod fmt;
 pub mod input;
 mod lint;
 pub mod output;
+pub mod schema;
 pub mod sim;
 pub mod tune;
 
@@ -52,10 +53,23 @@ pub enum Command {
     Decide(decide::DecideArgs),
     /// The routing simulator.
     Sim(sim::SimArgs),
+    /// Print the JSON Schema (2020-12) of lb-config.json, for editors.
+    Schema,
+    /// The editor server: Language Server Protocol over stdin and stdout.
+    Lsp(LspArgs),
     /// Print a shell completion script (bash, elvish, fish, powershell, zsh).
     Completions(CompletionsArgs),
     /// Print the man page (roff): routex(1), or routex-COMMAND(1).
     Man(ManArgs),
+}
+
+/// `routex lsp` takes no options; `--stdio` is accepted because many
+/// editors pass it.
+#[derive(Debug, clap::Args)]
+pub struct LspArgs {
+    /// Speak LSP on standard input and output (the only transport).
+    #[arg(long)]
+    pub stdio: bool,
 }
 
 /// How diagnostics are printed.
@@ -106,6 +120,8 @@ fn dispatch(command: &Command) -> i32 {
         Command::Import(args) => convert::run_import(args),
         Command::Decide(args) => decide::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Schema => schema::run(),
+        Command::Lsp(_) => crate::lsp::run_stdio(),
         Command::Completions(args) => completions(args.shell),
         Command::Man(args) => man(args),
     }

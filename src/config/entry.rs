@@ -142,7 +142,9 @@ impl Reader<'_> {
                 None => {
                     let d = Diagnostic::new(Code::UnknownField, m.key_span, message);
                     match did_you_mean(&m.key, candidates.iter().copied()) {
-                        Some(best) => d.with_help(format!("did you mean `{best}`?")),
+                        Some(best) => d
+                            .with_help(format!("did you mean `{best}`?"))
+                            .with_suggestion(format!("\"{best}\"")),
                         None => d,
                     }
                 }

@@ -18,6 +18,24 @@ pub(crate) use file::io_reason as file_io_reason;
 pub use file::{load_table_path, read_source, LoadError, MAX_INPUT_BYTES};
 pub use read::check_lb_config;
 
+/// Whether a JSON text is meant as an lb-config.json, judged by content:
+/// a non-empty object needs one of its keys (`default`,
+/// `request_algorithms`, `models`); an empty object counts, and so does a
+/// text that is not JSON at all (so its `invalid_json` is reported). Other
+/// JSON (a simulator scenario, a decide input) is not. `routex lint` and
+/// the editor server decide with this one rule.
+pub fn looks_like_lb_config(text: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => {
+            map.is_empty()
+                || ["default", "request_algorithms", "models"]
+                    .iter()
+                    .any(|key| map.contains_key(*key))
+        }
+        Ok(_) | Err(_) => true,
+    }
+}
+
 /// Loads a route table from either format: `*.routes` as a route file,
 /// anything else as lb-config.json.
 pub fn load_table(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {

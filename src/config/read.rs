@@ -121,7 +121,9 @@ impl Reader<'_> {
                         ),
                     );
                     if let Some(best) = did_you_mean(other, TOP_LEVEL) {
-                        d = d.with_help(format!("did you mean `{best}`?"));
+                        d = d
+                            .with_help(format!("did you mean `{best}`?"))
+                            .with_suggestion(format!("\"{best}\""));
                     }
                     self.push(d);
                 }
@@ -147,7 +149,8 @@ impl Reader<'_> {
                         span,
                         format!("\"{name}\" is a deprecated alias of {alg}"),
                     )
-                    .with_help(format!("write \"{alg}\"")),
+                    .with_help(format!("write \"{alg}\""))
+                    .with_suggestion(format!("\"{alg}\"")),
                 );
                 Some(alg)
             }
@@ -158,9 +161,11 @@ impl Reader<'_> {
                     format!("unknown algorithm \"{name}\""),
                 );
                 d = match algorithm_suggestion(name) {
-                    Some(best) => d.with_help(format!(
-                        "did you mean \"{best}\"? (names are exact and case-sensitive)"
-                    )),
+                    Some(best) => d
+                        .with_help(format!(
+                            "did you mean \"{best}\"? (names are exact and case-sensitive)"
+                        ))
+                        .with_suggestion(canonical_json(best)),
                     None => d.with_help(format!("algorithms: {}", algorithm_list(&Algorithm::ALL))),
                 };
                 self.push(d);
@@ -313,6 +318,12 @@ impl Reader<'_> {
         }
         out
     }
+}
+
+/// The quoted canonical spelling of a suggested algorithm name or alias.
+fn canonical_json(name: &str) -> String {
+    let alg = Algorithm::from_json_name(name).map_or(name, |(alg, _)| alg.name());
+    format!("\"{alg}\"")
 }
 
 pub(super) fn definition(config: &AlgorithmConfig) -> Option<Arc<Definition>> {

@@ -9,6 +9,9 @@ mod cli;
 mod config;
 #[cfg(feature = "cli")]
 mod docs;
+// The editor server is tested through the binary.
+#[cfg(feature = "cli")]
+mod lsp;
 mod router;
 #[cfg(feature = "sim")]
 mod sim;

@@ -383,6 +383,8 @@ fn base_table(
         errors.push(Diagnostic {
             span: Span::new(offset + d.span.start, offset + d.span.end),
             message: format!("base_config: {}", d.message),
+            // The span is the key now, not the text the fix would replace.
+            suggestion: None,
             ..d.clone()
         });
     }
@@ -424,6 +426,7 @@ fn compile_policies(
             None => Diagnostic {
                 span: spans.value("policies"),
                 message: format!("policy `{name}`: {}", d.message),
+                suggestion: None,
                 ..d
             },
         };

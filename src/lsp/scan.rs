@@ -1,0 +1,413 @@
+//! A tolerant JSON scanner for the cursor: where in the document (which
+//! keys lead to the object), in which slot (a key or the value of a key),
+//! on which string. Unlike `config::json` it never fails: a document being
+//! typed (`{"models": {"m": {"alg`) still has a context. One pass from the
+//! start to the cursor, nesting kept up to [`MAX_DEPTH`].
+
+use crate::diag::Span;
+
+/// Deeper containers are scanned but not remembered (the configuration
+/// parser refuses them anyway).
+const MAX_DEPTH: usize = 128;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tok {
+    Open(u8),
+    Close(u8),
+    Colon,
+    Comma,
+    /// A string; `closed` is false when the line ended first.
+    Str {
+        closed: bool,
+    },
+    /// A number, literal or stray text.
+    Word,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+/// The tokens of `text` from `pos`.
+pub struct Lexer<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    pub fn new(text: &'a str, pos: usize) -> Self {
+        Lexer {
+            bytes: text.as_bytes(),
+            pos,
+        }
+    }
+}
+
+impl Iterator for Lexer<'_> {
+    type Item = Token;
+
+    fn next(&mut self) -> Option<Token> {
+        let b = self.bytes;
+        while self.pos < b.len() && b[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+        let start = self.pos;
+        let c = *b.get(start)?;
+        self.pos += 1;
+        let tok = match c {
+            b'{' | b'[' => Tok::Open(c),
+            b'}' | b']' => Tok::Close(c),
+            b':' => Tok::Colon,
+            b',' => Tok::Comma,
+            b'"' => {
+                let mut closed = false;
+                while self.pos < b.len() {
+                    match b[self.pos] {
+                        b'\\' => self.pos += 2,
+                        b'"' => {
+                            self.pos += 1;
+                            closed = true;
+                            break;
+                        }
+                        b'\n' => break,
+                        _ => self.pos += 1,
+                    }
+                }
+                self.pos = self.pos.min(b.len());
+                Tok::Str { closed }
+            }
+            _ => {
+                while self.pos < b.len()
+                    && !b[self.pos].is_ascii_whitespace()
+                    && !b"{}[]:,\"".contains(&b[self.pos])
+                {
+                    self.pos += 1;
+                }
+                Tok::Word
+            }
+        };
+        Some(Token {
+            tok,
+            span: Span::new(start, self.pos),
+        })
+    }
+}
+
+/// The text of a string token without its quotes (escapes left as
+/// written; routex names have none).
+pub fn string_text(text: &str, token: Token) -> &str {
+    let inner = Span::new(token.span.start + 1, token.span.end);
+    let end = match token.tok {
+        Tok::Str { closed: true } => inner.end.saturating_sub(1).max(inner.start),
+        _ => inner.end,
+    };
+    text.get(inner.start..end).unwrap_or("")
+}
+
+/// A JSON string's content decoded, with the offset in the document of
+/// every decoded byte (and one past the end), so positions in the decoded
+/// text (a policy expression) map back to the document.
+pub struct Decoded {
+    pub text: String,
+    offsets: Vec<usize>,
+}
+
+impl Decoded {
+    /// Decodes the content of a string token.
+    pub fn of(document: &str, token: Token) -> Decoded {
+        let start = token.span.start + 1;
+        let raw = string_text(document, token);
+        let mut text = String::with_capacity(raw.len());
+        let mut offsets = Vec::with_capacity(raw.len() + 1);
+        let mut chars = raw.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let decoded = if c == '\\' {
+                match chars.next().map(|(_, e)| e) {
+                    Some('n') => '\n',
+                    Some('t') => '\t',
+                    Some('r') => '\r',
+                    Some('b') => '\u{8}',
+                    Some('f') => '\u{c}',
+                    Some('u') => {
+                        let hex: String = (0..4)
+                            .filter_map(|_| chars.next().map(|(_, h)| h))
+                            .collect();
+                        u32::from_str_radix(&hex, 16)
+                            .ok()
+                            .and_then(char::from_u32)
+                            .unwrap_or('\u{fffd}')
+                    }
+                    Some(other) => other,
+                    None => '\\',
+                }
+            } else {
+                c
+            };
+            offsets.extend(std::iter::repeat_n(start + i, decoded.len_utf8()));
+            text.push(decoded);
+        }
+        offsets.push(start + raw.len());
+        Decoded { text, offsets }
+    }
+
+    /// The decoded offset of a document offset inside the string.
+    pub fn decoded_offset(&self, offset: usize) -> usize {
+        self.offsets.partition_point(|o| *o < offset)
+    }
+
+    /// The document span of a decoded span.
+    pub fn document_span(&self, span: Span) -> Span {
+        let at = |i: usize| self.offsets[i.min(self.offsets.len() - 1)];
+        Span::new(at(span.start), at(span.end))
+    }
+}
+
+/// Which part of a member the cursor is in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// A key of the innermost object.
+    Key,
+    /// The value of this key of the innermost object.
+    Value(String),
+    /// An array element, or somewhere no key or value fits.
+    Other,
+}
+
+/// Where the cursor is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cursor {
+    /// The keys from the root to the innermost object (an array adds "[]").
+    pub path: Vec<String>,
+    /// The offset of the innermost object's `{`, when the cursor is in one.
+    pub object: Option<usize>,
+    pub slot: Slot,
+    /// The string or word the cursor is in or just after.
+    pub token: Option<Token>,
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    ExpectKey,
+    AfterKey(String),
+    ExpectValue(String),
+    AfterValue,
+}
+
+struct Frame {
+    /// The key this container is the value of.
+    key: String,
+    open: usize,
+    is_object: bool,
+    state: State,
+}
+
+/// The context of the cursor at byte `offset`.
+pub fn cursor(text: &str, offset: usize) -> Cursor {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut too_deep = 0usize;
+    let mut current = None;
+    for token in Lexer::new(text, 0) {
+        let touches = match token.tok {
+            Tok::Str { .. } | Tok::Word => token.span.start < offset && offset <= token.span.end,
+            _ => false,
+        };
+        if touches {
+            current = Some(token);
+            break;
+        }
+        if token.span.start >= offset {
+            break;
+        }
+        match token.tok {
+            Tok::Open(c) => {
+                let key = match stack.last().map(|f| &f.state) {
+                    Some(State::ExpectValue(k)) => k.clone(),
+                    Some(_) if stack.last().is_some_and(|f| !f.is_object) => "[]".into(),
+                    _ => String::new(),
+                };
+                if stack.len() >= MAX_DEPTH {
+                    too_deep += 1;
+                } else {
+                    stack.push(Frame {
+                        key,
+                        open: token.span.start,
+                        is_object: c == b'{',
+                        state: if c == b'{' {
+                            State::ExpectKey
+                        } else {
+                            State::AfterValue
+                        },
+                    });
+                }
+            }
+            Tok::Close(_) => {
+                if too_deep > 0 {
+                    too_deep -= 1;
+                } else {
+                    stack.pop();
+                    if let Some(f) = stack.last_mut() {
+                        f.state = State::AfterValue;
+                    }
+                }
+            }
+            _ if too_deep > 0 => {}
+            Tok::Colon => {
+                if let Some(f) = stack.last_mut() {
+                    if let State::AfterKey(k) = &f.state {
+                        f.state = State::ExpectValue(k.clone());
+                    }
+                }
+            }
+            Tok::Comma => {
+                if let Some(f) = stack.last_mut() {
+                    f.state = if f.is_object {
+                        State::ExpectKey
+                    } else {
+                        State::AfterValue
+                    };
+                }
+            }
+            Tok::Str { .. } | Tok::Word => {
+                if let Some(f) = stack.last_mut() {
+                    f.state = match (&f.state, token.tok) {
+                        (State::ExpectKey, Tok::Str { .. }) => {
+                            State::AfterKey(string_text(text, token).to_string())
+                        }
+                        _ => State::AfterValue,
+                    };
+                }
+            }
+        }
+    }
+    let slot = match stack.last() {
+        _ if too_deep > 0 => Slot::Other,
+        Some(f) if f.is_object => match &f.state {
+            State::ExpectKey | State::AfterKey(_) => Slot::Key,
+            State::ExpectValue(k) => Slot::Value(k.clone()),
+            State::AfterValue => Slot::Other,
+        },
+        _ => Slot::Other,
+    };
+    // The path to the innermost object: the root's key is empty.
+    let object_frames = stack.iter().rposition(|f| f.is_object);
+    let path = match object_frames {
+        Some(i) => stack[1..=i].iter().map(|f| f.key.clone()).collect(),
+        None => Vec::new(),
+    };
+    Cursor {
+        path,
+        object: object_frames.map(|i| stack[i].open),
+        slot,
+        token: current,
+    }
+}
+
+/// A member of one object, as far as the scanner can tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub key: String,
+    pub key_span: Span,
+    /// The value when it is a string (its text without quotes).
+    pub string_value: Option<String>,
+}
+
+/// The members of the object whose `{` is at `open`, up to its `}` (or the
+/// end of the text); keys of nested objects are not included.
+pub fn members(text: &str, open: usize) -> Vec<Member> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut expect_key = false;
+    let mut after_colon = false;
+    for token in Lexer::new(text, open) {
+        match token.tok {
+            Tok::Open(_) => {
+                depth += 1;
+                if depth == 1 {
+                    expect_key = true;
+                }
+                after_colon = false;
+            }
+            Tok::Close(_) => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ if depth != 1 => {}
+            Tok::Comma => {
+                expect_key = true;
+                after_colon = false;
+            }
+            Tok::Colon => after_colon = true,
+            Tok::Str { .. } if expect_key => {
+                let member = Member {
+                    key: string_text(text, token).to_string(),
+                    key_span: token.span,
+                    string_value: None,
+                };
+                out.push(member);
+                expect_key = false;
+                after_colon = false;
+            }
+            Tok::Str { .. } if after_colon => {
+                if let Some(last) = out.last_mut() {
+                    last.string_value = Some(string_text(text, token).to_string());
+                }
+                after_colon = false;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> (Cursor, usize) {
+        let offset = text.find('|').unwrap();
+        let text = text.replacen('|', "", 1);
+        (cursor(&text, offset), offset)
+    }
+
+    #[test]
+    fn cursor_in_keys_values_and_unterminated_strings() {
+        let (c, _) = at(r#"{"models": {"m": {"algorithm": "pul|"}}}"#);
+        assert_eq!(c.path, ["models", "m"]);
+        assert_eq!(c.slot, Slot::Value("algorithm".into()));
+        assert_eq!(c.token.map(|t| t.span), Some(Span::new(31, 36)));
+        let (c, _) = at("{\"models\": {\"m\": {\"algorithm\": \"pulsar\", \"se|\n");
+        assert_eq!(c.path, ["models", "m"]);
+        assert_eq!(c.slot, Slot::Key);
+        assert_eq!(c.token.map(|t| t.tok), Some(Tok::Str { closed: false }));
+        let (c, _) = at(r#"{"default": |}"#);
+        assert_eq!(c.path, Vec::<String>::new());
+        assert_eq!(c.slot, Slot::Value("default".into()));
+        assert_eq!(c.token, None);
+        let (c, _) = at(r#"{"a": [1, |]}"#);
+        assert_eq!(c.slot, Slot::Other);
+    }
+
+    #[test]
+    fn decoded_strings_map_offsets_back() {
+        let text = r#"{"p": "a(s=\"x\")"}"#;
+        let token = Lexer::new(text, 0).nth(3).unwrap();
+        let d = Decoded::of(text, token);
+        assert_eq!(d.text, "a(s=\"x\")");
+        // `x` is decoded byte 5, document byte 13.
+        assert_eq!(d.decoded_offset(13), 5);
+        assert_eq!(d.document_span(Span::new(4, 7)), Span::new(11, 16));
+    }
+
+    #[test]
+    fn members_of_an_unfinished_object() {
+        let text = r#"{"algorithm": "pulsar", "x": {"seed": "no"}, "seed": "a", "n"#;
+        let m = members(text, 0);
+        let keys: Vec<_> = m.iter().map(|m| m.key.as_str()).collect();
+        assert_eq!(keys, ["algorithm", "x", "seed", "n"]);
+        assert_eq!(m[0].string_value.as_deref(), Some("pulsar"));
+    }
+}
