@@ -1,7 +1,9 @@
 //! Router request path: a cache-hit resolve, a full route (resolve +
 //! admission + decide) for pulsar-wait-and-widen over 20 clusters, and
 //! throughput with two threads against one on a shared router (the same
-//! number of decisions, split over the threads).
+//! number of decisions, split over the threads); the same route over the
+//! candidate view with pending reservations, one stats report applied to a
+//! 20-cluster view, and a new routing key before and past the target cap.
 //!
 //! `cargo bench --bench router -- --warm-up-time 1 --measurement-time 3`
 
@@ -9,7 +11,8 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{ClusterSnapshot, Request, Scratch};
-use routex::router::{RouteRequest, Router};
+use routex::router::{BackendStats, CandidateView, RouteRequest, Router, RouterOptions};
+use std::fmt::Write;
 use std::time::{Duration, Instant};
 
 const PWW: &str = "pulsar-wait-and-widen;seed=v1;cache_affinity_wait_ms=300;max_queue_time_floor_ms=500;max_queue_time_ceil_ms=2000";
@@ -123,5 +126,105 @@ fn throughput(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, resolve_hit, route_pww, throughput);
+/// The clusters of `clusters()` as a candidate view (one backend each)
+/// with `pending` reservations on every fourth cluster, and their reports.
+fn view(pending: u64) -> (CandidateView, Vec<BackendStats>) {
+    let mut view = CandidateView::new();
+    let reports: Vec<BackendStats> = clusters()
+        .iter()
+        .map(|c| BackendStats {
+            last_mean_input_tps: c.last_mean_input_tps,
+            max_input_tps: c.max_input_tps,
+            queue_size: c.queue_size,
+            queued_input_size: c.queued_input_size,
+            num_running_queries: c.num_running_queries,
+            max_engine_concurrency: c.max_engine_concurrency,
+            queue_time_estimate_ms_by_priority: vec![(0, 40), (2, 120)],
+            kv_cache_capacity_tokens: c.kv_cache_capacity_tokens,
+            kv_cache_used_tokens: c.kv_cache_used_tokens,
+            kv_cache_free_tokens: c.kv_cache_free_tokens,
+            ..BackendStats::default()
+        })
+        .collect();
+    for (i, c) in clusters().iter().enumerate() {
+        view.add_backend(&c.id, "backend-0");
+        view.set_rtt(&c.id, "backend-0", c.rtt_ms).expect("valid");
+        view.report_at(i, 0, &reports[i]).expect("valid");
+        if i % 4 == 0 {
+            for k in 0..pending {
+                view.reserve(i, 0, (k % 3) as u32, 1000 + k);
+            }
+        }
+    }
+    (view, reports)
+}
+
+fn view_benches(c: &mut Criterion) {
+    let router = Router::new(routex::check::permissive_table());
+    let (mut view, reports) = view(3);
+    let keys: Vec<String> = (0..64).map(|i| format!("prefix-{i}")).collect();
+    let requests: Vec<_> = keys.iter().map(|k| request(k)).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut i = 0;
+    c.bench_function("route/pww_20_clusters_view_with_reservations", |b| {
+        b.iter(|| {
+            i = (i + 1) % requests.len();
+            router.route(&requests[i], view.snapshots(), &mut rng, &mut scratch)
+        })
+    });
+    let mut n = 0usize;
+    c.bench_function("view/stats_report_20_clusters", |b| {
+        b.iter(|| {
+            n = (n + 1) % reports.len();
+            view.report_at(black_box(n), 0, &reports[n])
+        })
+    });
+}
+
+/// A new routing key (a new target: a compile of the expression, the
+/// balancer instance and one decision) on a router far below its target
+/// cap, and on one that is full, so every new key evicts one.
+fn new_keys(c: &mut Criterion) {
+    let clusters: Vec<_> = clusters().into_iter().take(4).collect();
+    let mut group = c.benchmark_group("targets");
+    for (name, capacity, prefill) in [
+        ("new_key_below_cap", 1 << 24, 0),
+        ("new_key_past_cap", 16_384, 20_000),
+    ] {
+        let options = RouterOptions::default().with_cache_capacity(capacity);
+        let router = Router::with_options(routex::check::permissive_table(), options);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut scratch = Scratch::default();
+        let mut key = String::new();
+        let mut n = 0u64;
+        let mut route_new = |router: &Router| {
+            n += 1;
+            key.clear();
+            write!(key, "tenant-{n}").expect("a String takes any write");
+            let r = RouteRequest::new(Request {
+                model: "llama",
+                routing_key: Some(&key),
+                input_tokens: Some(100),
+                ..Request::default()
+            })
+            .with_method("pulsar;seed=x");
+            black_box(router.route(&r, &clusters, &mut rng, &mut scratch).is_ok());
+        };
+        for _ in 0..prefill {
+            route_new(&router);
+        }
+        group.bench_function(name, |b| b.iter(|| route_new(&router)));
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    resolve_hit,
+    route_pww,
+    view_benches,
+    new_keys,
+    throughput
+);
 criterion_main!(benches);

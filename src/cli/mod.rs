@@ -12,6 +12,7 @@ mod fmt;
 pub mod input;
 mod lint;
 pub mod output;
+pub mod schema;
 pub mod sim;
 pub mod tune;
 
@@ -52,6 +53,8 @@ pub enum Command {
     Decide(decide::DecideArgs),
     /// The routing simulator.
     Sim(sim::SimArgs),
+    /// Print the JSON Schema (2020-12) of lb-config.json, for editors.
+    Schema,
     /// The editor server: Language Server Protocol over stdin and stdout.
     Lsp(LspArgs),
     /// Print a shell completion script (bash, elvish, fish, powershell, zsh).
@@ -117,6 +120,7 @@ fn dispatch(command: &Command) -> i32 {
         Command::Import(args) => convert::run_import(args),
         Command::Decide(args) => decide::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Schema => schema::run(),
         Command::Lsp(_) => crate::lsp::run_stdio(),
         Command::Completions(args) => completions(args.shell),
         Command::Man(args) => man(args),

@@ -14,7 +14,7 @@
 //! new key whatever the number of targets, exact LRU while the bound is at
 //! most the window.
 
-use super::state::TargetState;
+use super::state::{Slot, TargetState};
 use super::targets::TargetMap;
 use crate::sync::ReadMostly;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -51,9 +51,12 @@ pub(crate) struct Claimed {
     pub(crate) evicted_entry: bool,
 }
 
+/// A run of slots, allocated on first use.
+type Chunk<B> = OnceLock<Box<[TargetState<B>]>>;
+
 pub(crate) struct Targets<B> {
     map: ReadMostly<TargetMap<Handle>>,
-    chunks: Box<[OnceLock<Box<[TargetState<B>]>>]>,
+    chunks: Box<[Chunk<B>]>,
     capacity: usize,
     alloc: Mutex<Alloc>,
 }
@@ -63,7 +66,9 @@ impl<B> Targets<B> {
         let capacity = capacity.clamp(1, MAX_TARGETS);
         Targets {
             map: ReadMostly::new(TargetMap::default()),
-            chunks: (0..capacity.div_ceil(CHUNK)).map(|_| OnceLock::new()).collect(),
+            chunks: (0..capacity.div_ceil(CHUNK))
+                .map(|_| OnceLock::new())
+                .collect(),
             capacity,
             alloc: Mutex::new(Alloc::default()),
         }
@@ -176,12 +181,12 @@ impl<B> Targets<B> {
     pub(crate) fn release_if(
         &self,
         handle: Handle,
-        pred: impl FnOnce(&TargetState<B>) -> bool,
+        pred: impl FnOnce(&TargetState<B>, &Slot<B>) -> bool,
     ) -> Option<bool> {
         let target = self.slot(handle.index)?;
         let mut alloc = self.lock_alloc();
         let mut slot = target.write();
-        if slot.generation != handle.generation || !pred(target) {
+        if slot.generation != handle.generation || !pred(target, &slot) {
             return None;
         }
         let (m, k) = slot.key.take()?;

@@ -1,8 +1,10 @@
 //! The expression cache (docs/stargate.md 5.6): per target the
 //! current and previous expression, builds under a per-target lock outside
-//! the lock hits take, retirement of dropped definitions' instances,
-//! capacity eviction, idle expiry and the metrics scrape.
+//! the lock hits take, retirement of dropped definitions' instances, idle
+//! expiry and the metrics scrape. The bound on targets (and so on entries)
+//! is the target arena's (arena.rs).
 
+use super::arena::Handle;
 use super::engine::Engine;
 use super::metrics::{CacheOutcome, Metrics};
 use super::rejection::Rejection;
@@ -11,28 +13,47 @@ use super::runtime::{unknown_method, Router};
 use super::state::{Cached, Entry, TargetState};
 use crate::ir::Definition;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 impl<B: Engine> Router<B> {
     pub(super) fn resolve_expression(
         &self,
-        target: &Arc<TargetState<B>>,
+        handle: Handle,
         model: &str,
         value: &[u8],
     ) -> Result<(Arc<Definition>, CacheOutcome), Rejection> {
-        if let Some(definition) = self.hit(target, value) {
+        let target = self
+            .targets
+            .slot(handle.index)
+            .expect("a claimed slot is allocated");
+        if let Some(definition) = self.hit(handle, target, value) {
             return Ok((definition, CacheOutcome::Hit));
         }
         let _building = target.lock_build();
         // A concurrent request may have built this value while we waited.
-        if let Some(definition) = self.hit(target, value) {
+        if let Some(definition) = self.hit(handle, target, value) {
             return Ok((definition, CacheOutcome::Hit));
         }
-        let text = header_text(value).ok_or_else(|| unknown_method(value))?;
-        let definition = (self.options.compiler)(&self.table, model, text)
-            .map_err(|diagnostic| Rejection::from_diagnostic(&diagnostic))?;
+        let compiled = header_text(value)
+            .ok_or_else(|| unknown_method(value))
+            .and_then(|text| {
+                (self.options.compiler)(&self.table, model, text)
+                    .map_err(|diagnostic| Rejection::from_diagnostic(&diagnostic))
+                    .map(|definition| (text, definition))
+            });
+        let (text, definition) = match compiled {
+            Ok(built) => built,
+            Err(rejection) => {
+                // No state for a request that fails validation: a target
+                // this request created, still empty, goes again.
+                self.targets.release_if(handle, |_, slot| {
+                    slot.entry.is_none() && slot.instances.is_empty()
+                });
+                return Err(rejection);
+            }
+        };
         let definition = Arc::new(definition);
-        let outcome = self.install(target, value, definition.clone());
+        let outcome = self.install(handle, target, value, definition.clone());
         log::info!(
             "routing expression configuration built: algorithm={} outcome={outcome:?} value={text:?}",
             definition.policy.algorithm
@@ -41,9 +62,17 @@ impl<B: Engine> Router<B> {
         Ok((definition, outcome))
     }
 
-    pub(super) fn hit(&self, target: &TargetState<B>, value: &[u8]) -> Option<Arc<Definition>> {
+    pub(super) fn hit(
+        &self,
+        handle: Handle,
+        target: &TargetState<B>,
+        value: &[u8],
+    ) -> Option<Arc<Definition>> {
         let now = self.options.clock.now_coarse();
         let slot = target.read();
+        if slot.generation != handle.generation {
+            return None;
+        }
         let entry = slot.entry.as_ref()?;
         if target.idle_expired(now, self.options.idle_timeout) {
             return None;
@@ -54,10 +83,13 @@ impl<B: Engine> Router<B> {
         Some(cached.definition.clone())
     }
 
-    /// Stores a new build as the target's current expression.
+    /// Stores a new build as the target's current expression (unless the
+    /// target was evicted meanwhile: then the build serves this request
+    /// only).
     fn install(
         &self,
-        target: &Arc<TargetState<B>>,
+        handle: Handle,
+        target: &TargetState<B>,
         value: &[u8],
         definition: Arc<Definition>,
     ) -> CacheOutcome {
@@ -67,6 +99,9 @@ impl<B: Engine> Router<B> {
             definition,
         };
         let mut slot = target.write();
+        if slot.generation != handle.generation {
+            return CacheOutcome::Build;
+        }
         let expired = target.idle_expired(now, self.options.idle_timeout);
         let (outcome, added) = match slot.entry.take() {
             Some(old) if !expired => {
@@ -89,58 +124,29 @@ impl<B: Engine> Router<B> {
                     current: new,
                     previous: None,
                 });
-                (CacheOutcome::Build, !had_entry && !slot.removed)
+                (CacheOutcome::Build, !had_entry)
             }
         };
         target.touch_exact(now);
         drop(slot);
         if added {
             self.entries.fetch_add(1, Ordering::Relaxed);
-            self.enforce_capacity(target);
         }
         outcome
     }
 
-    /// Evicts least recently used entries (other than `keep`) while over
-    /// the capacity bound, retiring their instances.
-    fn enforce_capacity(&self, keep: &Arc<TargetState<B>>) {
-        let _evicting = self
-            .evict_lock
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        while self.entries.load(Ordering::Relaxed) > self.options.cache_capacity as u64 {
-            let victim = {
-                let targets = self.targets.read();
-                targets
-                    .values()
-                    .filter(|t| !Arc::ptr_eq(t, keep) && t.read().entry.is_some())
-                    .min_by_key(|t| t.last_used())
-                    .cloned()
-            };
-            let Some(victim) = victim else { break };
-            if victim.write().forget_entry() {
-                self.entries.fetch_sub(1, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Pending cache maintenance: expires idle entries and retires their
-    /// instances. Returns how many entries expired.
+    /// Pending maintenance: forgets targets idle for the idle window (their
+    /// cached expressions and balancer instances). Returns how many cached
+    /// expressions expired with them. One pass over the live targets.
     pub fn maintenance(&self) -> usize {
         let now = self.options.clock.now();
-        let targets: Vec<_> = {
-            let map = self.targets.read();
-            map.values().cloned().collect()
-        };
-        let mut expired = 0;
         let idle = self.options.idle_timeout;
-        for target in targets {
-            // Checked under the read side first: a write locks every stripe.
-            if target.read().entry.is_none() || !target.idle_expired(now, idle) {
-                continue;
-            }
-            let mut slot = target.write();
-            if slot.entry.is_some() && target.idle_expired(now, idle) && slot.forget_entry() {
+        let mut expired = 0;
+        for handle in self.targets.handles() {
+            let released = self
+                .targets
+                .release_if(handle, |t, _| t.idle_expired(now, idle));
+            if released == Some(true) {
                 self.entries.fetch_sub(1, Ordering::Relaxed);
                 expired += 1;
             }

@@ -17,6 +17,7 @@
 //! not allocate per decision; a cache hit never waits for a build.
 
 mod admission;
+mod arena;
 mod cache;
 mod clock;
 mod engine;

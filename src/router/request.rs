@@ -3,10 +3,10 @@
 //! decision with its admission checks (docs/stargate.md 2.2, 3.9).
 
 use super::admission;
+use super::arena::Handle;
 use super::engine::Engine;
 use super::metrics::CacheOutcome;
 use super::rejection::{Rejection, RejectionCode};
-use super::state::TargetState;
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::Definition;
 use rand::RngCore;
@@ -48,9 +48,10 @@ pub enum Source {
 
 /// A resolved definition whose balancer instance is not fetched yet.
 pub struct PendingResolution<B: Engine = Balancer> {
-    pub(super) target: Arc<TargetState<B>>,
+    pub(super) target: Handle,
     pub definition: Arc<Definition>,
     pub source: Source,
+    pub(super) engine: std::marker::PhantomData<fn() -> B>,
 }
 
 impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
@@ -126,16 +127,43 @@ pub(super) fn non_blank(value: Option<&str>) -> Option<&str> {
     value.filter(|v| !v.trim().is_empty())
 }
 
+/// Whether some candidate is not excluded.
+pub(super) fn has_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> bool {
+    clusters
+        .iter()
+        .any(|c| !request.excluded.contains(&c.id.as_str()))
+}
+
+/// What [`decide`] answers when [`has_candidates`] is false: the affinity
+/// key check comes first.
+pub(super) fn reject_without_candidates(
+    policy: &crate::ir::Policy,
+    request: &Request<'_>,
+    clusters: &[ClusterSnapshot],
+) -> Rejection {
+    let request = Request {
+        cache_affinity_key: non_blank(request.cache_affinity_key),
+        ..request.clone()
+    };
+    match admission::check_affinity_key(policy, &request) {
+        Err(rejection) => rejection,
+        Ok(()) => check_candidates(&request, clusters)
+            .err()
+            .unwrap_or_else(|| no_candidates(&request)),
+    }
+}
+
 /// 404 when there is no candidate and nothing failed yet, else 503 when
 /// every candidate is excluded.
 fn check_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Result<(), Rejection> {
-    if clusters
-        .iter()
-        .any(|c| !request.excluded.contains(&c.id.as_str()))
-    {
+    if has_candidates(request, clusters) {
         return Ok(());
     }
-    Err(if request.excluded.is_empty() {
+    Err(no_candidates(request))
+}
+
+fn no_candidates(request: &Request<'_>) -> Rejection {
+    if request.excluded.is_empty() {
         Rejection::new(
             RejectionCode::NoEligibleCandidates,
             format!("no eligible candidates for model {}", request.model),
@@ -148,7 +176,7 @@ fn check_candidates(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Resu
                 request.model
             ),
         )
-    })
+    }
 }
 
 /// Whether a header value carries parameters and so goes through the

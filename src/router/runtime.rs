@@ -3,6 +3,7 @@
 //! expression cache (cache.rs) for values with parameters, and keeps one
 //! balancer instance per (target, definition).
 
+use super::arena::{Handle, Targets};
 use super::engine::Engine;
 use super::metrics::{CacheOutcome, Counters};
 use super::options::RouterOptions;
@@ -11,15 +12,14 @@ use super::request::{
     decide, header_text, is_expression, non_blank, PendingResolution, Resolved, RouteRequest,
     Source,
 };
+use super::request::{has_candidates, reject_without_candidates};
 use super::state::TargetState;
-use super::targets::TargetMap;
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;
 use crate::ir::{Algorithm, Definition, RouteTable};
-use crate::sync::ReadMostly;
 use rand::RngCore;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A router: a route table at run time. `Send + Sync`; share it by
@@ -27,11 +27,10 @@ use std::time::Duration;
 pub struct Router<B: Engine = Balancer> {
     pub(super) table: RouteTable,
     pub(super) options: RouterOptions,
-    pub(super) targets: ReadMostly<TargetMap<Arc<TargetState<B>>>>,
+    pub(super) targets: Targets<B>,
     pub(super) counters: Counters,
     /// Targets holding a cache entry (the gauge).
     pub(super) entries: AtomicU64,
-    pub(super) evict_lock: Mutex<()>,
 }
 
 impl Router<Balancer> {
@@ -46,11 +45,10 @@ impl<B: Engine> Router<B> {
     pub fn with_options(table: RouteTable, options: RouterOptions) -> Self {
         Router {
             table,
+            targets: Targets::new(options.cache_capacity),
             options,
-            targets: ReadMostly::new(TargetMap::default()),
             counters: Counters::default(),
             entries: AtomicU64::new(0),
-            evict_lock: Mutex::new(()),
         }
     }
 
@@ -83,6 +81,10 @@ impl<B: Engine> Router<B> {
         });
         if let Some(decided) = warm {
             return decided;
+        }
+        if !has_candidates(r, clusters) {
+            // Answered without creating per-target state.
+            return Err(self.reject_without_state(r, routing_key, method, clusters));
         }
         let pending = self.resolve_definition(r.model, routing_key, method)?;
         self.instantiate(pending).decide(r, clusters, rng, scratch)
@@ -125,16 +127,21 @@ impl<B: Engine> Router<B> {
         method: Option<&[u8]>,
         f: impl FnOnce(&Arc<Definition>, &Arc<B>, Source) -> R,
     ) -> Option<R> {
-        let targets = self.targets.read();
-        let target = targets.get(model, routing_key)?;
+        // The map lock is held for the lookup only: the decision runs
+        // under the target's own slot lock (arena.rs).
+        let handle = self.targets.lookup(model, routing_key)?;
+        let target = self.targets.slot(handle.index)?;
         let slot = target.read();
+        if slot.generation != handle.generation {
+            return None;
+        }
+        let now = self.options.clock.now_coarse();
         let (definition, source) = match method {
             None => (self.table.configured(model), Source::Configured),
             // Only values with parameters are cached, so a byte match is an
             // expression hit without scanning the value first.
             Some(value) => match slot.entry.as_ref().and_then(|e| e.find(value)) {
                 Some(cached) => {
-                    let now = self.options.clock.now_coarse();
                     if target.idle_expired(now, self.options.idle_timeout) {
                         return None;
                     }
@@ -148,7 +155,53 @@ impl<B: Engine> Router<B> {
                 None => (self.resolve_method(model, value).ok()?, Source::Method),
             },
         };
-        Some(f(definition, slot.instance(definition)?, source))
+        let instance = slot.instance(definition)?;
+        target.touch(now);
+        Some(f(definition, instance, source))
+    }
+
+    /// The rejection of a request without candidates, in the order of
+    /// [`Resolved::decide`], creating no per-target state: an expression
+    /// that is not cached for the target is compiled and dropped.
+    fn reject_without_state(
+        &self,
+        request: &crate::balancer::Request<'_>,
+        routing_key: Option<&str>,
+        method: Option<&[u8]>,
+        clusters: &[ClusterSnapshot],
+    ) -> Rejection {
+        let model = request.model;
+        let definition = match method {
+            None => Ok(self.table.configured(model).clone()),
+            Some(value) if is_expression(value, self.options.call_form) => {
+                let cached = self.existing_target(model, routing_key).and_then(|(h, t)| {
+                    let slot = t.read();
+                    let entry = slot
+                        .entry
+                        .as_ref()
+                        .filter(|_| slot.generation == h.generation)?;
+                    Some(entry.find(value)?.definition.clone())
+                });
+                match cached {
+                    Some(definition) => Ok(definition),
+                    None => header_text(value)
+                        .ok_or_else(|| unknown_method(value))
+                        .and_then(|text| {
+                            (self.options.compiler)(&self.table, model, text)
+                                .map(Arc::new)
+                                .map_err(|d| Rejection::from_diagnostic(&d))
+                        }),
+                }
+            }
+            Some(value) => self.resolve_method(model, value).cloned(),
+        };
+        match definition {
+            Ok(definition) => reject_without_candidates(&definition.policy, request, clusters),
+            Err(rejection) => {
+                log_rejected_header(&rejection);
+                rejection
+            }
+        }
     }
 
     /// The first half of [`Router::resolve`]: the definition only.
@@ -164,12 +217,13 @@ impl<B: Engine> Router<B> {
             Some(value) if is_expression(value, self.options.call_form) => {
                 let target = self.target(model, routing_key);
                 let (definition, outcome) = self
-                    .resolve_expression(&target, model, value)
+                    .resolve_expression(target, model, value)
                     .inspect_err(log_rejected_header)?;
                 return Ok(PendingResolution {
                     target,
                     definition,
                     source: Source::Expression(outcome),
+                    engine: std::marker::PhantomData,
                 });
             }
             Some(value) => {
@@ -183,6 +237,7 @@ impl<B: Engine> Router<B> {
             target: self.target(model, routing_key),
             definition,
             source,
+            engine: std::marker::PhantomData,
         })
     }
 
@@ -191,28 +246,40 @@ impl<B: Engine> Router<B> {
     /// the meantime gets a one-off instance that is not kept.
     pub fn instantiate(&self, pending: PendingResolution<B>) -> Resolved<B> {
         let PendingResolution {
-            target,
+            target: handle,
             definition,
             source,
+            ..
         } = pending;
-        if let Some(instance) = target.read().instance(&definition) {
-            return Resolved {
-                instance: instance.clone(),
-                definition,
-                source,
-            };
+        let Some(target) = self.targets.slot(handle.index) else {
+            return self.one_off(definition, source);
+        };
+        {
+            let slot = target.read();
+            if slot.generation != handle.generation {
+                drop(slot);
+                return self.one_off(definition, source);
+            }
+            if let Some(instance) = slot.instance(&definition) {
+                return Resolved {
+                    instance: instance.clone(),
+                    definition,
+                    source,
+                };
+            }
         }
         let built = Arc::new(B::build(&definition.policy));
         let mut slot = target.write();
         let instance = match slot.instance(&definition) {
             Some(existing) => existing.clone(),
             None => {
-                let live = match source {
-                    Source::Expression(_) => {
-                        slot.entry.as_ref().is_some_and(|e| e.holds(&definition))
-                    }
-                    Source::Configured | Source::Method => true,
-                };
+                let live = slot.generation == handle.generation
+                    && match source {
+                        Source::Expression(_) => {
+                            slot.entry.as_ref().is_some_and(|e| e.holds(&definition))
+                        }
+                        Source::Configured | Source::Method => true,
+                    };
                 if live {
                     slot.instances.push((definition.clone(), built.clone()));
                 }
@@ -227,16 +294,25 @@ impl<B: Engine> Router<B> {
         }
     }
 
-    fn target(&self, model: &str, routing_key: Option<&str>) -> Arc<TargetState<B>> {
-        let targets = self.targets.read();
-        if let Some(target) = targets.get(model, routing_key) {
-            return target.clone();
+    /// A one-off instance for a target that went away meanwhile.
+    fn one_off(&self, definition: Arc<Definition>, source: Source) -> Resolved<B> {
+        Resolved {
+            instance: Arc::new(B::build(&definition.policy)),
+            definition,
+            source,
         }
-        drop(targets);
-        let mut targets = self.targets.write();
-        targets
-            .get_or_insert_with(model, routing_key, || Arc::new(TargetState::new()))
-            .clone()
+    }
+
+    /// The target's slot, claimed if new (evicting the least recently used
+    /// target past the bound).
+    pub(super) fn target(&self, model: &str, routing_key: Option<&str>) -> Handle {
+        let claimed = self
+            .targets
+            .get_or_claim(model, routing_key, self.options.clock.now());
+        if claimed.evicted_entry {
+            self.entries.fetch_sub(1, Ordering::Relaxed);
+        }
+        claimed.handle
     }
 
     /// A method-only value (4.4).
@@ -261,24 +337,29 @@ impl<B: Engine> Router<B> {
     /// target is dropped, so round-robin counters and ranking caches start
     /// afresh. Cached expressions stay; their instances are rebuilt lazily.
     pub fn reset_target(&self, model: &str, routing_key: Option<&str>) {
-        if let Some(target) = self.existing_target(model, routing_key) {
-            target.write().instances.clear();
+        if let Some((handle, target)) = self.existing_target(model, routing_key) {
+            let mut slot = target.write();
+            if slot.generation == handle.generation {
+                slot.instances.clear();
+            }
         }
     }
 
     /// Forgets a target entirely (for example when its last registration
     /// goes away): its cached expressions and balancer instances. Targets
-    /// are created by the first request that names them, so an embedding
-    /// router with unbounded routing keys calls this to bound memory.
+    /// also expire when idle and are bounded in number (docs/embedding.md).
     pub fn remove_target(&self, model: &str, routing_key: Option<&str>) {
-        let removed = self.targets.write().remove(model, non_blank(routing_key));
-        if let Some(target) = removed {
-            let mut slot = target.write();
-            slot.removed = true;
-            if slot.forget_entry() {
-                self.entries.fetch_sub(1, Ordering::Relaxed);
-            }
+        let Some((handle, _)) = self.existing_target(model, routing_key) else {
+            return;
+        };
+        if self.targets.release_if(handle, |_, _| true) == Some(true) {
+            self.entries.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    /// How many targets hold state now.
+    pub fn target_count(&self) -> usize {
+        self.targets.len()
     }
 
     /// The target's cached (current, previous) definitions.
@@ -287,10 +368,13 @@ impl<B: Engine> Router<B> {
         model: &str,
         routing_key: Option<&str>,
     ) -> (Option<Arc<Definition>>, Option<Arc<Definition>>) {
-        let Some(target) = self.existing_target(model, routing_key) else {
+        let Some((handle, target)) = self.existing_target(model, routing_key) else {
             return (None, None);
         };
         let slot = target.read();
+        if slot.generation != handle.generation {
+            return (None, None);
+        }
         match &slot.entry {
             None => (None, None),
             Some(e) => (
@@ -308,22 +392,32 @@ impl<B: Engine> Router<B> {
         definition: &Arc<Definition>,
     ) -> bool {
         self.existing_target(model, routing_key)
-            .is_some_and(|t| t.read().instance(definition).is_some())
+            .is_some_and(|(h, t)| {
+                let slot = t.read();
+                slot.generation == h.generation && slot.instance(definition).is_some()
+            })
     }
 
     /// How many balancer instances the target holds.
     pub fn instance_count(&self, model: &str, routing_key: Option<&str>) -> usize {
         self.existing_target(model, routing_key)
-            .map_or(0, |t| t.read().instances.len())
+            .map_or(0, |(h, t)| {
+                let slot = t.read();
+                if slot.generation == h.generation {
+                    slot.instances.len()
+                } else {
+                    0
+                }
+            })
     }
 
-    fn existing_target(
+    pub(super) fn existing_target(
         &self,
         model: &str,
         routing_key: Option<&str>,
-    ) -> Option<Arc<TargetState<B>>> {
-        let targets = self.targets.read();
-        targets.get(model, non_blank(routing_key)).cloned()
+    ) -> Option<(Handle, &TargetState<B>)> {
+        let handle = self.targets.lookup(model, non_blank(routing_key))?;
+        Some((handle, self.targets.slot(handle.index)?))
     }
 
     /// The idle window in force.

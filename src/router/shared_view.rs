@@ -105,6 +105,29 @@ impl SharedView {
         })
     }
 
+    /// Picks and reserves under one write lock: `pick` answers (cluster,
+    /// backend, priority, tokens) from the view as it is. Returns the
+    /// reservation with the cluster's and the backend's ids.
+    pub fn reserve_with(
+        &self,
+        pick: impl FnOnce(&CandidateView) -> Option<(usize, usize, u32, u64)>,
+    ) -> Option<(Reservation, Arc<str>, Arc<str>)> {
+        let mut view = self
+            .inner
+            .view
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (c, b, priority, tokens) = pick(&view)?;
+        let id = view.reserve(c, b, priority, tokens)?;
+        let cluster = view.cluster_id(c)?.clone();
+        let backend = view.backend_id(c, b)?.clone();
+        let reservation = Reservation {
+            view: Some(self.clone()),
+            id,
+        };
+        Some((reservation, cluster, backend))
+    }
+
     fn release(&self, id: ReservationId) {
         let released = self
             .inner

@@ -1,5 +1,6 @@
 //! Per-target state: the expression-cache entry (current and previous
-//! expression) and the balancer instances, one per definition identity.
+//! expression) and the balancer instances, one per definition identity,
+//! in a slot of the router's target arena (arena.rs).
 //!
 //! Locking: a hit takes only the read side of `slot` (one read stripe,
 //! crate::sync, so concurrent hits write no shared cache line); a build compiles under
@@ -51,9 +52,10 @@ impl Entry {
 pub(crate) struct Slot<B> {
     pub(crate) entry: Option<Entry>,
     pub(crate) instances: Vec<(Arc<Definition>, Arc<B>)>,
-    /// Set when the router forgot the target; an in-flight build then does
-    /// not count its entry in the gauge.
-    pub(crate) removed: bool,
+    /// The target this slot holds: (model, routing key); `None` = free.
+    pub(crate) key: Option<(Box<str>, Option<Box<str>>)>,
+    /// Bumped whenever the slot is freed or given to another target.
+    pub(crate) generation: u64,
 }
 
 impl<B> Slot<B> {
@@ -96,7 +98,8 @@ impl<B> TargetState<B> {
             slot: ReadMostly::new(Slot {
                 entry: None,
                 instances: Vec::new(),
-                removed: false,
+                key: None,
+                generation: 0,
             }),
             build_lock: Mutex::new(()),
             last_used_ns: AtomicU64::new(0),

@@ -107,10 +107,4 @@ impl<V> TargetMap<V> {
         }
         removed
     }
-
-    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        self.models
-            .values()
-            .flat_map(|t| t.keyless.iter().chain(t.keyed.values()))
-    }
 }

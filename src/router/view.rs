@@ -18,6 +18,7 @@
 use crate::balancer::ClusterSnapshot;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// One backend's stats report, in the units engines publish. Fields a
 /// backend does not report stay at their defaults (0, `None`, empty).
@@ -128,7 +129,7 @@ struct Pending {
 
 #[derive(Debug)]
 struct Backend {
-    id: Box<str>,
+    id: Arc<str>,
     reported: bool,
     /// Sticky: the last valid mean rate, 0 before any.
     tps: f64,
@@ -171,6 +172,7 @@ struct Scoped {
 
 #[derive(Debug)]
 struct Cluster {
+    id: Arc<str>,
     backends: Vec<Backend>,
     scoped: Scoped,
 }
@@ -214,6 +216,7 @@ impl CandidateView {
             None => {
                 let c = self.clusters.len();
                 self.clusters.push(Cluster {
+                    id: cluster.into(),
                     backends: Vec::new(),
                     scoped: Scoped::default(),
                 });
@@ -265,6 +268,20 @@ impl CandidateView {
         }
         self.membership += 1;
         true
+    }
+
+    /// The id of the cluster at `cluster`.
+    pub fn cluster_id(&self, cluster: usize) -> Option<&Arc<str>> {
+        self.clusters.get(cluster).map(|c| &c.id)
+    }
+
+    /// The id of a backend by positions.
+    pub fn backend_id(&self, cluster: usize, backend: usize) -> Option<&Arc<str>> {
+        self.clusters
+            .get(cluster)?
+            .backends
+            .get(backend)
+            .map(|b| &b.id)
     }
 
     /// The backends of the cluster at `cluster`, in registration order.

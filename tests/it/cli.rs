@@ -11,3 +11,4 @@ mod props;
 mod render;
 pub mod run;
 mod sarif;
+mod schema;

@@ -3,6 +3,7 @@
 //! the routing loop's timing (2.2, 7.7).
 
 mod admission;
+mod bounds;
 mod cache;
 mod concurrency;
 #[cfg(feature = "cli")]

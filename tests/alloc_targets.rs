@@ -1,0 +1,102 @@
+//! Per-target state is bounded (docs/embedding.md, bounds): 1 000 000
+//! distinct routing keys through `Router::route` keep the heap within the
+//! documented bound, measured by a counting global allocator (live bytes),
+//! and past the cap the heap no longer grows with the number of keys.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use routex::balancer::{ClusterSnapshot, Request, Scratch};
+use routex::router::{RouteRequest, Router, DEFAULT_CACHE_CAPACITY};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; the counter is an atomic.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The documented bound per target for a keyed target with one cached
+/// expression and one pulsar instance that ranked one affinity key over 4
+/// clusters (docs/embedding.md, bounds).
+const BYTES_PER_TARGET: usize = 6 * 1024;
+
+#[test]
+fn a_million_routing_keys_stay_within_the_documented_memory() {
+    let clusters: Vec<_> = (0..4)
+        .map(|i| ClusterSnapshot {
+            id: format!("cluster-{i}"),
+            last_mean_input_tps: 7000.0,
+            max_input_tps: Some(7000.0 + f64::from(i)),
+            ..ClusterSnapshot::default()
+        })
+        .collect();
+    let router = Router::new(routex::check::permissive_table());
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut key = String::new();
+    let base = LIVE.load(Ordering::Relaxed);
+    let mut route = |n: usize| {
+        key.clear();
+        write!(key, "tenant-{n}").unwrap();
+        let request = RouteRequest::new(Request {
+            model: "llama",
+            routing_key: Some(&key),
+            cache_affinity_key: Some("conversation"),
+            input_tokens: Some(100),
+            ..Request::default()
+        })
+        .with_method("pulsar;seed=x");
+        router
+            .route(&request, &clusters, &mut rng, &mut scratch)
+            .expect("routes");
+    };
+    let cap = DEFAULT_CACHE_CAPACITY;
+    for n in 0..2 * cap {
+        route(n);
+    }
+    let at_cap = LIVE.load(Ordering::Relaxed) - base;
+    for n in 2 * cap..1_000_000 {
+        route(n);
+    }
+    let at_million = LIVE.load(Ordering::Relaxed) - base;
+    assert_eq!(router.target_count(), cap);
+    let bound = cap * BYTES_PER_TARGET;
+    println!(
+        "live heap: {at_cap} B at {} keys, {at_million} B at 1M ({} B per target); bound {bound} B",
+        2 * cap,
+        at_million / cap
+    );
+    assert!(
+        at_million <= bound,
+        "{at_million} B over the documented {bound} B"
+    );
+    assert!(
+        at_million <= at_cap + at_cap / 20,
+        "grew from {at_cap} B to {at_million} B past the cap"
+    );
+}
