@@ -24,7 +24,7 @@ impl Kind {
         match self {
             Kind::Boolean => "true or false",
             Kind::Text => "a token or a quoted string",
-            Kind::Unsigned => "an unsigned integer",
+            Kind::Unsigned => "an integer from 0 to 2^64-1",
             Kind::Decimal => "a finite number",
             Kind::Comparator => {
                 "one of ttft, queue-time, input-work-seconds, utilization, num-requests-queued"

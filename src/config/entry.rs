@@ -2,7 +2,7 @@
 //! the unsupported-field rule, the builder, and the warnings for values
 //! stargate normalises or ignores.
 
-use super::json::{Json, JsonNumber, Member, Node};
+use super::json::{is_integer, Json, JsonNumber, Member, Node};
 use super::read::{Entry, Place, Reader};
 use crate::check::expr::{floor_above_ceil, no_queue_slo};
 use crate::check::lower::builder_errors;
@@ -10,6 +10,9 @@ use crate::check::schema::{algorithm_list, set, Field, Kind, Typed};
 use crate::check::suggest::did_you_mean;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::{Algorithm, AlgorithmConfig, Comparator, RendezvousWeight};
+
+/// What an unsigned field takes, in messages.
+const UNSIGNED: &str = "an integer from 0 to 2^64-1";
 
 impl Reader<'_> {
     /// A map value: a name (default settings) or a detailed object.
@@ -23,8 +26,9 @@ impl Reader<'_> {
                 self.push(Diagnostic::new(
                     Code::InvalidType,
                     node.span,
+                    // stargate's words (docs/stargate.md 4.1).
                     format!(
-                        "invalid type: {}, expected an algorithm name or a detailed object",
+                        "invalid type: {}, expected algorithm name or detailed config object",
                         other.type_name()
                     ),
                 ));
@@ -153,25 +157,24 @@ impl Reader<'_> {
         }
     }
 
-    /// Types a JSON value for a field as serde would.
+    /// Types a JSON value for a field as serde would (the same values fail
+    /// with the same codes), in words a user reads: "an integer from 0 to
+    /// 2^64-1", not serde's "u64".
     fn json_value(&mut self, field: Field, node: &Node) -> Option<Typed> {
         let expected = match field.kind() {
             Kind::Boolean => "a boolean",
             Kind::Text | Kind::Comparator | Kind::Weight => "a string",
-            Kind::Unsigned => "u64",
-            Kind::Decimal => "f64",
+            Kind::Unsigned => UNSIGNED,
+            Kind::Decimal => "a number",
         };
+        let takes = || format!("{} takes {}", field.name(), field.kind().describe());
         let type_error = |v: &Json| {
             Diagnostic::new(
                 Code::InvalidType,
                 node.span,
                 format!("invalid type: {}, expected {expected}", v.type_name()),
             )
-            .with_help(format!(
-                "{} takes {}",
-                field.name(),
-                field.kind().describe()
-            ))
+            .with_help(takes())
         };
         let nullable = matches!(
             field,
@@ -206,13 +209,32 @@ impl Reader<'_> {
                 JsonNumber::Signed(v) => Err(Diagnostic::new(
                     Code::InvalidValue,
                     node.span,
-                    format!("invalid value: integer `{v}`, expected u64"),
+                    format!("invalid value: integer `{v}` is negative, expected {UNSIGNED}"),
                 )
-                .with_help(format!(
-                    "{} takes an integer from 0 to {}",
-                    field.name(),
-                    u64::MAX
-                ))),
+                .with_help(takes())),
+                // serde_json reads these as floats, so serde says
+                // invalid_type; the message says what they are.
+                JsonNumber::Float(_) if n == "-0" => Err(Diagnostic::new(
+                    Code::InvalidType,
+                    node.span,
+                    format!(
+                        "invalid type: `-0` reads as a floating-point number, expected {UNSIGNED}"
+                    ),
+                )
+                .with_help("write 0")),
+                JsonNumber::Float(_) if is_integer(n) => {
+                    let what = if n.starts_with('-') {
+                        "negative"
+                    } else {
+                        "too large"
+                    };
+                    Err(Diagnostic::new(
+                        Code::InvalidType,
+                        node.span,
+                        format!("invalid type: integer `{n}` is {what}, expected {UNSIGNED}"),
+                    )
+                    .with_help(takes()))
+                }
                 JsonNumber::Float(_) => Err(type_error(&node.value)),
             },
             (Json::Number(n), Kind::Decimal) => match n.parse::<f64>() {
@@ -228,7 +250,7 @@ impl Reader<'_> {
         let d = Diagnostic::new(
             Code::InvalidValue,
             node.span,
-            format!("unknown variant `{s}` for {}", field.name()),
+            format!("invalid value: unknown {} `{s}`", field.name()),
         );
         match field.expression_range() {
             Some(range) => d.with_help(range),

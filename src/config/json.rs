@@ -32,19 +32,18 @@ pub struct Member {
 }
 
 impl Json {
-    /// How a JSON type is named in messages (serde's wording).
+    /// How a JSON value is named in messages: its JSON type and, for
+    /// scalars, the value as written (not serde's "floating point" or
+    /// "sequence").
     pub fn type_name(&self) -> String {
         match self {
             Json::Null => "null".to_string(),
             Json::Bool(b) => format!("boolean `{b}`"),
-            Json::Number(n) => match JsonNumber::read(n) {
-                JsonNumber::Unsigned(v) => format!("integer `{v}`"),
-                JsonNumber::Signed(v) => format!("integer `{v}`"),
-                JsonNumber::Float(v) => format!("floating point `{}`", with_decimal_point(v)),
-            },
+            Json::Number(n) if is_integer(n) => format!("integer `{n}`"),
+            Json::Number(n) => format!("number `{n}`"),
             Json::String(s) => format!("string {s:?}"),
-            Json::Array(_) => "sequence".to_string(),
-            Json::Object(_) => "map".to_string(),
+            Json::Array(_) => "array".to_string(),
+            Json::Object(_) => "object".to_string(),
         }
     }
 }
@@ -86,17 +85,6 @@ impl JsonNumber {
     }
 }
 
-/// serde's rendering of a float in messages: Rust's `{}` plus `.0` when
-/// that has no decimal point (`-0.0`, `18446744073709552000.0`).
-pub fn with_decimal_point(v: f64) -> String {
-    let text = v.to_string();
-    if v.is_finite() && !text.contains('.') {
-        text + ".0"
-    } else {
-        text
-    }
-}
-
 /// Whether a JSON number literal has neither fraction nor exponent.
 pub fn is_integer(number: &str) -> bool {
     !number.contains(['.', 'e', 'E'])
@@ -117,6 +105,14 @@ pub fn parse(text: &str) -> Result<Node, JsonError> {
         pos: 0,
         depth: 0,
     };
+    if text.starts_with('\u{feff}') {
+        return Err(JsonError {
+            message: "the file starts with a UTF-8 byte order mark (U+FEFF), which stargate's \
+                      JSON reader refuses; save it as UTF-8 without a byte order mark"
+                .to_string(),
+            at: 0,
+        });
+    }
     p.skip_ws();
     let node = p.value()?;
     p.skip_ws();

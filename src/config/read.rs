@@ -202,7 +202,7 @@ impl Reader<'_> {
                     Code::InvalidType,
                     node.span,
                     format!(
-                        "invalid type: {}, expected a map for {what}",
+                        "invalid type: {}, expected an object for {what}",
                         other.type_name()
                     ),
                 ));

@@ -334,8 +334,28 @@ impl fmt::Debug for View<'_> {
 
 impl fmt::Display for View<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&inert_text(&self.diagnostic.message))
+        f.write_str(&shorten(&inert_text(&self.diagnostic.message)))
     }
+}
+
+/// Messages longer than this many characters (one that echoes a 1,100-byte
+/// header value) lose their middle in human output; the machine formats
+/// keep the whole text.
+pub const MAX_MESSAGE_CHARS: usize = 240;
+
+fn shorten(message: &str) -> String {
+    let chars = message.chars().count();
+    if chars <= MAX_MESSAGE_CHARS {
+        return message.to_string();
+    }
+    let (head, tail) = (160, 40);
+    let start_of_tail = byte_at(message, chars - tail);
+    format!(
+        "{} ... ({} characters omitted) ... {}",
+        &message[..byte_at(message, head)],
+        chars - head - tail,
+        &message[start_of_tail..]
+    )
 }
 
 impl std::error::Error for View<'_> {}

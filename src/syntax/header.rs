@@ -160,7 +160,8 @@ fn pre_checks(raw: &str) -> Result<(), Diagnostic> {
             "P3",
             Span::new(at, at + 1),
             "a comma (never allowed, even quoted)",
-        ));
+        )
+        .with_help("header parameters are separated by `;`: write `pulsar;seed=a;consider_kv_free_tokens=true`"));
     }
     if let Some(at) = quoted_semicolon {
         let d = fail(

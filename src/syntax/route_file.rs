@@ -12,7 +12,30 @@ use crate::diag::{Code, Diagnostic, Span};
 use pest::iterators::Pair;
 use pest::Parser;
 
+/// A byte order mark is reported and read as blanks, so the rest of the
+/// file is still checked (spans stay those of the original text).
 pub(crate) fn parse(text: &str) -> (RouteFile, Vec<Diagnostic>) {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => {
+            let (file, mut diags) = parse_text(&format!("   {rest}"));
+            diags.insert(0, byte_order_mark());
+            (file, diags)
+        }
+        None => parse_text(text),
+    }
+}
+
+/// The error for a leading U+FEFF.
+pub(crate) fn byte_order_mark() -> Diagnostic {
+    Diagnostic::new(
+        Code::SyntaxError,
+        Span::new(0, '\u{feff}'.len_utf8()),
+        "the file starts with a UTF-8 byte order mark (U+FEFF)",
+    )
+    .with_help("save the file as UTF-8 without a byte order mark")
+}
+
+fn parse_text(text: &str) -> (RouteFile, Vec<Diagnostic>) {
     let (items, mut diags) = match RoutexParser::parse(Rule::route_file, text) {
         Ok(mut pairs) => {
             let items = pairs

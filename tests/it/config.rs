@@ -4,6 +4,7 @@
 mod build;
 mod docs;
 mod load_path;
+mod messages;
 mod review;
 mod robustness;
 mod startup;

@@ -93,3 +93,58 @@ fn help_wraps_between_words_never_inside_a_hyphenated_name() {
     assert!(out.contains("pulsar-wait-and-widen"), "{out}");
     assert!(!out.lines().any(|l| l.trim_end().ends_with('-')), "{out}");
 }
+
+#[test]
+fn an_over_long_value_is_not_repeated_in_full() {
+    let value = format!("pulsar;seed=\"{}\"", "x".repeat(1_100));
+    let (_, report) = routex::check::check_expression("arg:1", &value, None, None);
+    let message = &report.diagnostics[0].message;
+    assert!(
+        message.starts_with("P7:") && message.contains(&value),
+        "the message keeps stargate's echo"
+    );
+    let out = human::render(&[report], Style::Plain);
+    assert!(
+        out.contains("P7: 1114 bytes, more than the 1024 allowed"),
+        "{out}"
+    );
+    assert!(out.contains("characters omitted"), "{out}");
+    assert!(out.lines().count() < 12, "{out}");
+    assert!(out.len() < 1_000, "{} bytes:\n{out}", out.len());
+}
+
+#[test]
+fn a_comma_in_a_header_value_gets_the_separator_as_help() {
+    let (_, report) = routex::check::check_expression("arg:1", "pulsar;seed=a,n=2", None, None);
+    let d = &report.diagnostics[0];
+    assert!(d.message.starts_with("P3:"), "{}", d.message);
+    let help = d.help.as_deref().unwrap_or_default();
+    assert!(help.contains("separated by `;`"), "{help}");
+}
+
+#[test]
+fn a_byte_order_mark_is_named_and_shown() {
+    let text = "\u{feff}default = pulsar\n";
+    let (_, report) = routex::check::check_route_file("bom.routes", text);
+    let d = &report.diagnostics[0];
+    assert_eq!(d.code, Code::SyntaxError);
+    assert!(
+        d.message.contains("byte order mark (U+FEFF)"),
+        "{}",
+        d.message
+    );
+    assert_eq!(report.diagnostics.len(), 1, "the rest still parses");
+    let out = human::render(&[report], Style::Plain);
+    assert!(out.contains("\u{fffd}default = pulsar"), "{out}");
+    let (_, report) = routex::config::check_lb_config("lb-config.json", "\u{feff}{}");
+    let d = &report.diagnostics[0];
+    assert_eq!(d.code, Code::InvalidJson);
+    assert!(
+        d.message.contains("byte order mark (U+FEFF)"),
+        "{}",
+        d.message
+    );
+    let (_, report) = routex::check::check_expression("arg:1", "\u{feff}pulsar", None, None);
+    let out = human::render(&[report], Style::Plain);
+    assert!(out.contains("<U+FEFF>pulsar"), "{out}");
+}

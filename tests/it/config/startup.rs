@@ -169,12 +169,18 @@ fn invalid_power_of_n_sample_counts_are_rejected_with_field_context() {
         r#"{"algorithm": "power-of-n", "sample_count": -1}"#,
     ));
     assert_eq!((code, at.as_str()), (Code::InvalidValue, "-1"));
-    assert_eq!(message, "invalid value: integer `-1`, expected u64");
+    assert_eq!(
+        message,
+        "invalid value: integer `-1` is negative, expected an integer from 0 to 2^64-1"
+    );
     let (code, message, _) = only_error(&model_entry(
         r#"{"algorithm": "power-of-n", "sample_count": 2.5}"#,
     ));
     assert_eq!(code, Code::InvalidType);
-    assert_eq!(message, "invalid type: floating point `2.5`, expected u64");
+    assert_eq!(
+        message,
+        "invalid type: number `2.5`, expected an integer from 0 to 2^64-1"
+    );
     for n in [1u64, 2, 64] {
         let json = model_entry(&format!(
             r#"{{"algorithm": "power-of-n", "sample_count": {n}}}"#
@@ -413,7 +419,7 @@ fn pulsar_rendezvous_weight_parses_for_both_pulsar_variants() {
         ));
         let (code, message, at) = only_error(&json);
         assert_eq!((code, at.as_str()), (Code::InvalidValue, "\"mean\""));
-        assert_eq!(message, "unknown variant `mean` for rendezvous_weight");
+        assert_eq!(message, "invalid value: unknown rendezvous_weight `mean`");
     }
     // Name-only entries get the maximum-TPS weight.
     let table = load(r#"{"default": "pulsar"}"#).0.expect("loads");
@@ -452,25 +458,25 @@ fn file_structure_rules() {
         (
             r#"[1]"#,
             Code::InvalidType,
-            "invalid type: sequence, expected an lb-config.json object",
+            "invalid type: array, expected an lb-config.json object",
             "[1]",
         ),
         (
             r#"{"default": {"algorithm": "pulsar"}}"#,
             Code::InvalidType,
-            "invalid type: map, expected an algorithm name: `default` is a name only",
+            "invalid type: object, expected an algorithm name: `default` is a name only",
             r#"{"algorithm": "pulsar"}"#,
         ),
         (
             r#"{"models": {"m": 3}}"#,
             Code::InvalidType,
-            "invalid type: integer `3`, expected an algorithm name or a detailed object",
+            "invalid type: integer `3`, expected algorithm name or detailed config object",
             "3",
         ),
         (
             r#"{"models": {"m": ["pulsar"]}}"#,
             Code::InvalidType,
-            "invalid type: sequence, expected an algorithm name or a detailed object",
+            "invalid type: array, expected algorithm name or detailed config object",
             r#"["pulsar"]"#,
         ),
         (
@@ -494,7 +500,7 @@ fn file_structure_rules() {
         (
             r#"{"models": []}"#,
             Code::InvalidType,
-            "invalid type: sequence, expected a map for models",
+            "invalid type: array, expected an object for models",
             "[]",
         ),
         (

@@ -87,7 +87,7 @@ fn hover_in_route_files() {
     let (text, hover_range) = hover_text(&mut client, ROUTES, 1, 25);
     assert_eq!(
         text,
-        "**sample_count**: an unsigned integer\n\ndefault: `2`\n\naccepted: 1..=64\n\n\
+        "**sample_count**: an integer from 0 to 2^64-1\n\ndefault: `2`\n\naccepted: 1..=64\n\n\
          applies to: power-of-n\n\neffective for model \"m\" (power-of-n): `3` from config\n"
     );
     assert_eq!(hover_range, range((1, 23), (1, 35)));
