@@ -40,6 +40,9 @@ pub struct TuneArgs {
     /// `faithful` in docs/simulator.md).
     #[arg(long, value_parser = ["faithful", "fast"], default_value = "fast")]
     pub mode: String,
+    /// Replays this trace file instead of the scenario's `trace.path`.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
 }
 
 /// Exit codes: 0 done, 1 invalid scenario or template, 2 usage or I/O.
@@ -58,7 +61,7 @@ pub fn run(a: &TuneArgs) -> i32 {
         quick: false,
         rng_seed: None,
         mode: Some(a.mode.clone()),
-        trace: None,
+        trace: a.trace.clone(),
         shard: None,
     };
     let prepared = match prepare(&run_args) {

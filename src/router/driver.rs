@@ -109,7 +109,11 @@ impl<B: Engine> Driver<B> {
 
     /// Starts the routing loop of one request: its deadlines count from
     /// now less `request.request.elapsed` (time the caller already spent).
-    pub fn routing<'r>(&self, request: RouteRequest<'r>, max_wait_ms: Option<u64>) -> Routing<'r, B> {
+    pub fn routing<'r>(
+        &self,
+        request: RouteRequest<'r>,
+        max_wait_ms: Option<u64>,
+    ) -> Routing<'r, B> {
         let arrival = Instant::now()
             .checked_sub(request.request.elapsed)
             .unwrap_or_else(Instant::now);
@@ -261,7 +265,8 @@ impl<'r, B: Engine> Routing<'r, B> {
         let resolved = self.resolved.as_ref().expect("resolved above");
         let worker = self.worker.get_or_insert_with(|| self.driver.take_worker());
         self.decisions = self.decisions.saturating_add(1);
-        let decision = resolved.decide(&request, snapshots, &mut worker.rng, &mut worker.scratch)?;
+        let decision =
+            resolved.decide(&request, snapshots, &mut worker.rng, &mut worker.scratch)?;
         let step = self.wait.step(&decision, elapsed, &mut worker.rng);
         Ok((step, read.membership_epoch()))
     }
@@ -280,9 +285,8 @@ impl<'r, B: Engine> Routing<'r, B> {
             }
             let cluster = v.cluster_id(choice.index)?;
             let usable = |b: usize| {
-                v.backend_id(choice.index, b).is_some_and(|id| {
-                    !failed.iter().any(|(c, f)| **c == *cluster && **f == *id)
-                })
+                v.backend_id(choice.index, b)
+                    .is_some_and(|id| !failed.iter().any(|(c, f)| **c == **cluster && **f == **id))
             };
             match v.pick_backend(choice.index, usable) {
                 Some(b) => Some((choice.index, b, priority, tokens)),

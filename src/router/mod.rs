@@ -20,6 +20,8 @@ mod admission;
 mod arena;
 mod cache;
 mod clock;
+#[cfg(feature = "tokio")]
+mod driver;
 mod engine;
 pub mod headers;
 #[cfg(feature = "http")]
@@ -37,6 +39,8 @@ mod wait;
 
 pub use admission::{check_affinity_key, check_input_work, input_work, InputWork};
 pub use clock::{Clock, ManualClock, SystemClock};
+#[cfg(feature = "tokio")]
+pub use driver::{Driver, Routed, Routing};
 pub use engine::Engine;
 pub use headers::RequestHeaders;
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};

@@ -7,8 +7,11 @@ use super::scenario::Prepared;
 use super::sweep::RunOutput;
 use std::fmt::Write as _;
 
+/// One colour per policy; the first eight are those of the reproduction
+/// plot, the rest tell the comparison's baselines apart.
 const COLORS: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#000000", "#aec7e8", "#98df8a", "#ff9896",
 ];
 const PANEL_W: f64 = 420.0;
 const PANEL_H: f64 = 300.0;
@@ -84,9 +87,15 @@ fn panel(
     rates_sorted.dedup();
     for r in rates_sorted {
         let x = pan.x(r);
+        // A trace's rates are speed-ups x its native rate: one decimal.
+        let label = if r.fract() == 0.0 {
+            format!("{r}")
+        } else {
+            format!("{r:.1}")
+        };
         let _ = writeln!(
             svg,
-            r##"<text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle">{r}</text>"##,
+            r##"<text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle">{label}</text>"##,
             bottom + 14.0
         );
     }

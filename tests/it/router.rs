@@ -10,6 +10,8 @@ mod concurrency;
 mod decide_cli;
 #[cfg(feature = "cli")]
 mod decide_input;
+#[cfg(feature = "tokio")]
+mod driver;
 mod headers;
 mod merge;
 mod properties;

@@ -118,3 +118,40 @@ fn bad_baseline_arguments_are_diagnostics_in_the_file() {
         ]
     );
 }
+
+/// The comparison's scenario files (docs/simulator.md "Comparison") load
+/// and hold every policy of the default scenario, then every baseline.
+#[test]
+fn the_comparison_scenarios_load() {
+    use routex::sim::scenario::{load_with, LoadOptions, DEFAULT_SCENARIO};
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let examples = root.join("examples");
+    let default = super::support::prepared(DEFAULT_SCENARIO);
+    let mut want: Vec<String> = default.policies.iter().map(|p| p.text.clone()).collect();
+    want.extend(
+        [
+            "dynamo-kv(overlap_score_weight=1.0, temperature=0.0)",
+            "gie-default(queue_weight=2, kv_cache_weight=2, prefix_weight=3)",
+            "sglang-cache-aware(defaults=cli)",
+            "sglang-cache-aware(defaults=library)",
+            "consistent-hash-bounded(hash_balance_factor=150)",
+        ]
+        .map(String::from),
+    );
+    for (file, rates) in [
+        ("scenario-compare-trace.json", 6),
+        ("scenario-compare-zipf-v2.json", 5),
+    ] {
+        let text = std::fs::read_to_string(examples.join(file)).expect(file);
+        let options = LoadOptions {
+            dir: Some(&examples),
+            trace: None,
+        };
+        let p = load_with(file, &text, options).unwrap_or_else(|r| panic!("{file}: {r:?}"));
+        let got: Vec<String> = p.policies.iter().map(|p| p.text.clone()).collect();
+        assert_eq!(got, want, "{file}");
+        assert_eq!(p.file.rates_rps.len(), rates, "{file}");
+        assert_eq!(p.file.seeds, vec![1, 2, 3], "{file}");
+        assert_eq!(p.settings.engine.model, routex::sim::engine::V2, "{file}");
+    }
+}

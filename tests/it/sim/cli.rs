@@ -45,12 +45,15 @@ fn bundled_scenarios_are_valid() {
         let p = load_with(&name, &text, options)
             .unwrap_or_else(|r| panic!("{name}: {:?}", r.diagnostics));
         assert!(p.warnings.diagnostics.is_empty(), "{name}");
-        if !name.starts_with("scenario-ablation-") && name != "scenario-fast-validation.json" {
+        if !name.starts_with("scenario-ablation-")
+            && !name.starts_with("scenario-compare-")
+            && name != "scenario-fast-validation.json"
+        {
             assert_eq!(p.policies.len(), 7, "{name}");
         }
         seen += 1;
     }
-    assert_eq!(seen, 12);
+    assert_eq!(seen, 14);
 }
 
 #[test]

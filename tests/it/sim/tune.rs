@@ -211,3 +211,62 @@ fn the_command_prints_what_the_checkers_accept() {
     legacy[4] = "legacy";
     assert_eq!(routex(&legacy).code, 1);
 }
+
+/// On a trace the cheap rung replays the first third of the compressed
+/// trace (its window ends with the trace, whatever `measure_s` says).
+#[test]
+fn a_trace_rung_is_a_third_of_the_compressed_trace() {
+    use routex::sim::scenario::{load_with, LoadOptions};
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/scenario-trace-conversation.json"))
+        .expect("example");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["seeds"] = serde_json::json!([1, 2]);
+    let guard = v["policies"]["guard"].clone();
+    v["policies"] = serde_json::json!({ "guard": guard });
+    let examples = root.join("examples");
+    let options = LoadOptions {
+        dir: Some(&examples),
+        trace: None,
+    };
+    let mut p = load_with("trace.json", &v.to_string(), options).expect("loads");
+    p.settings.mode = routex::sim::park::WaitMode::Fast;
+    let t = p.trace.clone().expect("a trace");
+    let rate = 20.0 * t.native_rps;
+    let (warmup, measure) = routex::sim::tune::window(&p, rate, 1.0 / 3.0);
+    assert_eq!(warmup, 0.0);
+    let compressed = t.span_s / 20.0;
+    assert!(
+        (measure - compressed / 3.0).abs() < 1e-9,
+        "{measure} vs {compressed}"
+    );
+    let (_, full) = routex::sim::tune::window(&p, rate, 1.0);
+    assert!((full - compressed).abs() < 1e-9);
+    let s = TuneSpec {
+        template: 0,
+        rate_rps: rate,
+        ttft_p99_bound_ms: 5_000.0,
+        trials: 6,
+        seed: 3,
+        eta: 3,
+        space: Space::default(),
+    };
+    let one = tune(&p, &s, 1, &mut |_| {}).expect("tune");
+    let two = tune(&p, &s, 2, &mut |_| {}).expect("tune");
+    assert_eq!(report::table(&one, &s), report::table(&two, &s));
+    // 6 trials on a third of the trace, ceil(6 / 3) = 2 on the whole of
+    // it, ceil(2 / 3) = 1 on both seeds: plus the reference wherever it
+    // missed the cut.
+    let reached = |n| {
+        one.trials
+            .iter()
+            .filter(|t| t.evaluations.len() >= n)
+            .count()
+    };
+    let (r1, r2, r3) = (reached(1), reached(2), reached(3));
+    assert_eq!(r1, 6);
+    assert!(r2 == 2 || r2 == 3, "{r2}");
+    assert!(r3 == 1 || r3 == 2, "{r3}");
+    assert_eq!(one.reference().map(|t| t.evaluations.len()), Some(3));
+    assert_eq!(one.runs, r1 + r2 + 2 * r3);
+}
