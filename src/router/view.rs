@@ -15,39 +15,11 @@
 //! This type is single-owner (`&mut self`), as the simulator drives it;
 //! [`super::SharedView`] wraps it for request threads.
 
+use super::stats::BackendStats;
 use crate::balancer::{ClusterSnapshot, Membership};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-
-/// One backend's stats report, in the units engines publish. Fields a
-/// backend does not report stay at their defaults (0, `None`, empty).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct BackendStats {
-    /// Mean prefill throughput, input tokens per second. Not a valid rate
-    /// (0, negative, NaN, infinite) keeps the backend's last valid value.
-    pub last_mean_input_tps: f64,
-    /// Peak input tokens per second of the engine's generation, if known.
-    pub max_input_tps: Option<f64>,
-    /// Requests not yet producing output.
-    pub queue_size: u64,
-    /// Prompt tokens of those requests.
-    pub queued_input_size: u64,
-    /// Prompt tokens of every request the backend holds (carried, unused
-    /// by the algorithms).
-    pub total_query_input_size: u64,
-    /// Requests in the engine (cluster-scoped).
-    pub num_running_queries: u64,
-    /// Engine slots; 0 = unknown (cluster-scoped).
-    pub max_engine_concurrency: u64,
-    /// (priority, ms) published queue estimates (cluster-scoped); any order,
-    /// duplicates allowed (the last one of a priority wins).
-    pub queue_time_estimate_ms_by_priority: Vec<(u32, u64)>,
-    /// KV cache tokens (cluster-scoped).
-    pub kv_cache_capacity_tokens: u64,
-    pub kv_cache_used_tokens: u64,
-    pub kv_cache_free_tokens: u64,
-}
 
 /// Why the view refused or trimmed an input. Everything that changed the
 /// view is said by [`ReportError::applied`]; nothing panics.
