@@ -18,7 +18,7 @@ pub use locate::{locate, Locations};
 pub use rejected::{Rejected, Rejection};
 
 use crate::check::expr::Checked;
-use crate::check::Provenance;
+use crate::check::{Implication, Provenance};
 use crate::ir::{Algorithm, Definition, Origin, Resolution, RouteTable, SetKind};
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -76,6 +76,8 @@ pub struct Resolved {
     pub definition: Arc<Definition>,
     /// [`crate::check::provenance`] by IR field name, in IR order.
     pub provenance: IndexMap<String, Provenance>,
+    /// What implies each implied field ([`crate::check::implications`]).
+    pub implied: IndexMap<String, Implication>,
 }
 
 impl Resolved {
@@ -92,6 +94,7 @@ impl Resolved {
         Resolved {
             place: Place::of(&resolution),
             provenance: crate::check::provenance(&definition.policy, &checked),
+            implied: crate::check::implications(&checked),
             definition,
         }
     }
@@ -101,6 +104,9 @@ impl Resolved {
     pub fn source(&self, field: &str) -> Source {
         match self.provenance.get(field) {
             Some(Provenance::Config) => Source::Place(self.place),
+            Some(Provenance::Implied) => Source::Implied {
+                by: self.implied.get(field).map_or("", |i| i.by),
+            },
             Some(other) => Source::Explain(*other),
             None => Source::Explain(Provenance::Default),
         }
@@ -124,6 +130,8 @@ impl Resolved {
 pub enum Source {
     /// Set in the file, at this place.
     Place(Place),
+    /// Forced by the value of field `by` (explain's `implied`).
+    Implied { by: &'static str },
     /// Not set: explain's provenance (`default`).
     Explain(Provenance),
 }
@@ -133,6 +141,7 @@ impl Source {
     pub fn name(self) -> String {
         match self {
             Source::Place(place) => place.name().to_string(),
+            Source::Implied { .. } => provenance_name(Provenance::Implied),
             Source::Explain(p) => provenance_name(p),
         }
     }
@@ -141,6 +150,7 @@ impl Source {
     pub fn label(self) -> String {
         match self {
             Source::Place(place) => place.label().to_string(),
+            Source::Implied { by } => format!("implied by {by}"),
             Source::Explain(p) => provenance_name(p),
         }
     }

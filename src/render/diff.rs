@@ -69,6 +69,7 @@ fn algorithm_value(a: &AlgorithmDiff) -> Value {
                 "from": r.place.name(),
                 "policy": r.definition.policy,
                 "provenance": provenance,
+                "implied": r.implied,
             })
         }
     };
@@ -212,7 +213,7 @@ fn algorithm_block(out: &mut String, a: &AlgorithmDiff) {
                 side.fields()
                     .into_iter()
                     .filter(|(field, _)| {
-                        matches!(side.source(field), crate::diff::Source::Place(_))
+                        !matches!(side.source(field), crate::diff::Source::Explain(_))
                     })
                     .map(|(field, value)| {
                         let from = side.source(&field).label();

@@ -88,6 +88,22 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
         json!(true),
         "model_entry"
     )));
+    // explain's implication: consider_kv_free_tokens forces it.
+    assert!(rows.contains(&row(
+        "require_input_tokens",
+        json!(false),
+        "default",
+        json!(true),
+        "implied"
+    )));
+    let implied = pww
+        .changes
+        .iter()
+        .find(|c| c.field == "require_input_tokens");
+    assert_eq!(
+        implied.map(|c| c.after.1.label()).as_deref(),
+        Some("implied by consider_kv_free_tokens")
+    );
     // Unchanged fields are not listed.
     assert!(rows
         .iter()
