@@ -381,7 +381,9 @@ fn field_target(text: &str, cursor: &scan::Cursor, key: &str) -> Option<Target> 
 fn model_algorithm(text: &str, from: usize) -> Option<Algorithm> {
     let value = scan::Lexer::new(text, from).find(|t| t.tok != Tok::Colon)?;
     match value.tok {
-        Tok::Str { .. } => Algorithm::from_json_name(scan::string_text(text, value)).map(|(a, _)| a),
+        Tok::Str { .. } => {
+            Algorithm::from_json_name(scan::string_text(text, value)).map(|(a, _)| a)
+        }
         Tok::Open(b'{') => object_algorithm(text, Some(value.span.start)),
         _ => None,
     }

@@ -472,7 +472,10 @@ mod tests {
         );
         for spacing in [1, 2, 7, 16] {
             let points = checkpoints_every(text, spacing);
-            assert!(points.len() > text.len() / (spacing + 16), "spacing {spacing}");
+            assert!(
+                points.len() > text.len() / (spacing + 16),
+                "spacing {spacing}"
+            );
             for offset in 0..=text.len() {
                 assert_eq!(
                     cursor_from(text, &points, offset),
@@ -490,7 +493,9 @@ mod tests {
         let points = checkpoints(&text);
         let expected = text.len() / CHECKPOINT_SPACING;
         assert!((expected..=expected + 1).contains(&points.len()));
-        assert!(points.windows(2).all(|w| w[1].pos - w[0].pos >= CHECKPOINT_SPACING));
+        assert!(points
+            .windows(2)
+            .all(|w| w[1].pos - w[0].pos >= CHECKPOINT_SPACING));
         let c = cursor_from(&text, &points, text.len() - 20);
         assert_eq!(c.path, ["models", "m"]);
     }
