@@ -30,6 +30,10 @@ pub mod render;
 pub mod router;
 pub mod syntax;
 
+/// serde_json's messages in user words (decide's input, scenarios).
+#[cfg(any(feature = "cli", feature = "sim"))]
+mod json_words;
+
 #[cfg(feature = "sim")]
 pub mod sim;
 

@@ -23,8 +23,6 @@ mod client;
 mod front;
 #[path = "../examples/proxy/heartbeat.rs"]
 mod heartbeat;
-#[path = "../examples/proxy/route.rs"]
-mod route;
 
 use axum::body::Body;
 use backend::{Backend, BackendConfig};

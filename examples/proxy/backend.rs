@@ -7,11 +7,12 @@
 //! make the backend fail, and send heartbeats exactly when they want one.
 
 use crate::client::{self, HttpClient};
-use crate::heartbeat::{self, Heartbeat, Stats};
+use crate::heartbeat::{self, Heartbeat};
 use axum::body::Body;
 use axum::extract::State;
 use axum::routing::post;
 use http::{HeaderMap, Response, StatusCode};
+use routex::router::BackendStats;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -134,7 +135,7 @@ impl Backend {
     }
 
     /// The engine's statistics now.
-    pub fn stats(&self) -> Stats {
+    pub fn stats(&self) -> BackendStats {
         let config = &self.shared.config;
         let state = self.state();
         let running = state.in_flight.len() as u64;
@@ -143,7 +144,7 @@ impl Backend {
             .get(usize::try_from(config.slots).unwrap_or(usize::MAX)..)
             .unwrap_or_default();
         let used: u64 = state.in_flight.iter().sum();
-        Stats {
+        BackendStats {
             last_mean_input_tps: config.input_tps,
             max_input_tps: Some(config.input_tps),
             queue_size: queued.len() as u64,
@@ -154,7 +155,7 @@ impl Backend {
             kv_cache_capacity_tokens: config.kv_capacity_tokens,
             kv_cache_used_tokens: used.min(config.kv_capacity_tokens),
             kv_cache_free_tokens: config.kv_capacity_tokens.saturating_sub(used),
-            ..Stats::default()
+            ..BackendStats::default()
         }
     }
 

@@ -1,6 +1,8 @@
-//! The proxy's front end: `POST /v1/completions` routed by routex to a
-//! backend, `POST /v1/heartbeat` feeding the candidate views, `GET
-//! /metrics` with the router's expression-cache metrics.
+//! The proxy's front end: `POST /v1/completions` routed to a backend by
+//! routex's async driver (`router::Driver`: the routing loop with its
+//! waits, retries and exclusions), `POST /v1/heartbeat` feeding the
+//! candidate views, `GET /metrics` with the router's expression-cache
+//! metrics.
 //!
 //! One candidate view per model: a backend's heartbeat registers it for
 //! the models it serves. Views and URLs are keyed by what backends say,
@@ -8,13 +10,12 @@
 
 use crate::client::{self, HttpClient};
 use crate::heartbeat::{self, Heartbeat};
-use crate::route::{Attempts, Routed};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::routing::{get, post};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use routex::ir::RouteTable;
-use routex::router::{headers, RequestHeaders, Router, SharedView};
+use routex::router::{headers, Driver, RequestHeaders, Routed, Router, SharedView};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -42,7 +43,7 @@ pub struct Proxy {
 }
 
 struct Shared {
-    router: Router,
+    driver: Driver,
     views: RwLock<HashMap<String, SharedView>>,
     /// (cluster, backend) -> base URL.
     urls: RwLock<HashMap<(String, String), String>>,
@@ -56,7 +57,7 @@ impl Proxy {
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let proxy = Proxy {
             shared: Arc::new(Shared {
-                router: Router::new(table),
+                driver: Driver::new(Arc::new(Router::new(table))),
                 views: RwLock::default(),
                 urls: RwLock::default(),
                 client: client::new(),
@@ -93,7 +94,6 @@ impl Proxy {
     /// Registers the backend for its models (first time) and applies its
     /// statistics to each model's view.
     fn apply(&self, beat: &Heartbeat) -> Result<(), String> {
-        let stats = beat.stats.to_backend_stats();
         let key = (beat.cluster.clone(), beat.backend.clone());
         self.shared
             .urls
@@ -122,7 +122,7 @@ impl Proxy {
             if !known {
                 view.update(|v| v.add_backend(&beat.cluster, &beat.backend));
             }
-            if let Err(e) = view.report(&beat.cluster, &beat.backend, &stats) {
+            if let Err(e) = view.report(&beat.cluster, &beat.backend, &beat.stats) {
                 errors.push(format!("{model}: {e}"));
             }
         }
@@ -151,7 +151,7 @@ async fn heartbeat(State(proxy): State<Proxy>, body: Bytes) -> Response<Body> {
 async fn metrics(State(proxy): State<Proxy>) -> Response<Body> {
     plain(
         StatusCode::OK,
-        proxy.shared.router.metrics().to_prometheus(),
+        proxy.shared.driver.router().metrics().to_prometheus(),
     )
 }
 
@@ -169,30 +169,35 @@ async fn completions(
     };
     // An unknown model routes over an empty view: 404 no_eligible_candidates.
     let view = proxy.view(parsed.model).unwrap_or_default();
-    let mut attempts = match Attempts::new(&proxy.shared.router, view, &parsed) {
-        Ok(attempts) => attempts,
-        Err(rejection) => return rejection.to_response(),
-    };
+    let mut routing = proxy
+        .shared
+        .driver
+        .routing(parsed.route_request(), parsed.max_wait_ms);
+    // Backends tried, for the response header.
+    let mut tries = 0u32;
     loop {
-        let routed = match attempts.next().await {
+        let routed = match routing.next(&view).await {
             Ok(routed) => routed,
             Err(rejection) => return rejection.to_response(),
         };
+        tries += 1;
         match forward(&proxy, &routed, &headers, body.clone()).await {
             Ok(response) => {
                 // Delivered: the backend's next heartbeat counts it.
                 let Routed {
                     cluster,
                     backend,
-                    rank_depth,
+                    choice,
                     reservation,
+                    ..
                 } = routed;
                 reservation.keep();
-                return annotate(response, &cluster, &backend, rank_depth, attempts.tries);
+                return annotate(response, &cluster, &backend, choice.rank_depth, tries);
             }
             Err(e) => {
                 eprintln!("proxy: {}/{} failed: {e}", routed.cluster, routed.backend);
-                attempts.failed(routed);
+                // Releases its reservation; that backend is not tried again.
+                routing.failed(routed);
             }
         }
     }

@@ -18,7 +18,6 @@ mod backend;
 mod client;
 mod front;
 mod heartbeat;
-mod route;
 
 use backend::{Backend, BackendConfig};
 use front::Proxy;

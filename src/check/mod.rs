@@ -17,7 +17,7 @@ use crate::ir::{Algorithm, AlgorithmConfig, Definition, Policy, RouteTable};
 use expr::{check_expr, Checked, Context};
 use std::sync::{Arc, LazyLock};
 
-pub use explain::provenance;
+pub use explain::{implications, provenance, Implication};
 pub(crate) use routes::shadowed_allow;
 pub use routes::{check_route_ast, check_route_file};
 
@@ -169,6 +169,9 @@ pub enum Provenance {
     Default,
     Config,
     Expression,
+    /// Forced by another field's value over what the field was given
+    /// ([`Explanation::implied`] says by what).
+    Implied,
 }
 
 /// A resolved policy with the provenance of each field (by IR field name).
@@ -176,6 +179,9 @@ pub enum Provenance {
 pub struct Explanation {
     pub definition: Definition,
     pub provenance: indexmap::IndexMap<String, Provenance>,
+    /// For each field whose provenance is [`Provenance::Implied`]: the
+    /// implying field and what the field itself was given.
+    pub implied: indexmap::IndexMap<String, Implication>,
 }
 
 /// Like [`check_expression`], with provenance for `routex explain`.
@@ -188,6 +194,7 @@ pub fn explain_expression(
     let (compiled, report) = compile_with_report(source_name, text, table, model);
     let explanation = compiled.map(|(definition, checked)| Explanation {
         provenance: provenance(&definition.policy, &checked),
+        implied: implications(&checked),
         definition,
     });
     (explanation, report)

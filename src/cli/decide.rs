@@ -117,7 +117,7 @@ impl ClusterInput {
         for (priority, ms) in &self.queue_time_estimate_ms_by_priority {
             let p: u32 = priority.trim().parse().map_err(|_| {
                 format!(
-                    "cluster {}: queue_time_estimate_ms_by_priority key {priority:?} is not a priority (an integer from 0 to 4294967295)",
+                    "cluster {}: queue_time_estimate_ms_by_priority key {priority:?} is not a priority (an integer from 0 to 2^32-1)",
                     self.id
                 )
             })?;
@@ -215,9 +215,10 @@ pub fn parse_input(text: &str) -> Result<(RequestInput, Vec<ClusterSnapshot>), S
         // the front, where every other routex position is.
         let message = e.to_string();
         let message = match message.rfind(" at line ") {
-            Some(at) => message[..at].to_string(),
-            None => message,
+            Some(at) => &message[..at],
+            None => &message,
         };
+        let message = crate::json_words::user_message(message);
         format!("{}:{}: {message}", e.line(), e.column())
     })?;
     if !(input.request.elapsed_ms.is_finite() && input.request.elapsed_ms >= 0.0) {

@@ -66,14 +66,27 @@ pub fn emit(reports: &[Report], format: Format, stream: Stream, noun: &str, quie
         Format::Json => json::render(reports),
         Format::Github => github::render(reports),
         Format::Sarif => {
+            // Streamed as it is serialised: a log of 40,000 results is
+            // never held whole.
             let cwd = std::env::current_dir().ok();
-            sarif::render_in(reports, cwd.as_deref().and_then(|d| d.to_str()))
+            let cwd = cwd.as_deref().and_then(|d| d.to_str());
+            let _ = match stream {
+                Stream::Stdout => write_sarif(std::io::stdout().lock(), reports, cwd),
+                Stream::Stderr => write_sarif(std::io::stderr().lock(), reports, cwd),
+            };
+            return;
         }
     };
     match stream {
         Stream::Stdout => stdout(&text),
         Stream::Stderr => stderr(&text),
     }
+}
+
+fn write_sarif(out: impl Write, reports: &[Report], cwd: Option<&str>) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+    sarif::write_in(&mut out, reports, cwd)?;
+    out.flush()
 }
 
 /// [`OK`] or [`FAILED`] for a run's reports.

@@ -1,17 +1,21 @@
 //! `routex explain`: the resolved policy with the provenance of each field,
 //! as a human table or the version-1 JSON document (docs/contract.md 5.2).
+//! An implied value (docs/cli.md "routex explain") names what implies it
+//! and what the field itself was given.
 
-use crate::check::{Explanation, Provenance};
+use crate::check::{Explanation, Implication, Provenance};
 use serde_json::{json, Value};
 
 pub const VERSION: u32 = 1;
 
-/// `{"version": 1, "policy": IR, "provenance": {field: origin}}`.
+/// `{"version": 1, "policy": IR, "provenance": {field: origin},
+/// "implied": {field: implication}}`.
 pub fn to_value(explanation: &Explanation) -> Value {
     json!({
         "version": VERSION,
         "policy": explanation.definition.policy,
         "provenance": explanation.provenance,
+        "implied": explanation.implied,
     })
 }
 
@@ -26,7 +30,9 @@ pub fn render_json(explanation: &Explanation) -> String {
 pub struct Row {
     pub field: String,
     pub value: String,
-    pub from: &'static str,
+    /// `default`, `config`, `expression`, or for an implied value
+    /// `implied by FIELD from ORIGIN; ORIGIN set VALUE`.
+    pub from: String,
 }
 
 /// The admission fields, then the algorithm's settings, in IR order; a
@@ -37,15 +43,21 @@ pub fn rows(explanation: &Explanation) -> Vec<Row> {
     for group in ["admission", "settings"] {
         if let Some(Value::Object(fields)) = policy.get(group) {
             for (field, value) in fields {
-                let from = explanation
-                    .provenance
-                    .get(field)
-                    .copied()
-                    .unwrap_or(Provenance::Default);
+                let from = match explanation.implied.get(field) {
+                    Some(implication) => implied_by(implication),
+                    None => provenance_name(
+                        explanation
+                            .provenance
+                            .get(field)
+                            .copied()
+                            .unwrap_or(Provenance::Default),
+                    )
+                    .to_string(),
+                };
                 rows.push(Row {
                     field: field.clone(),
                     value: display_value(value),
-                    from: provenance_name(from),
+                    from,
                 });
             }
         }
@@ -59,7 +71,7 @@ pub fn render_human(source_name: &str, explanation: &Explanation) -> String {
     let header = Row {
         field: "field".into(),
         value: "value".into(),
-        from: "from",
+        from: "from".into(),
     };
     let field_width = rows.iter().chain([&header]).map(|r| r.field.len()).max();
     let value_width = rows
@@ -90,10 +102,25 @@ fn display_value(value: &Value) -> String {
     }
 }
 
+/// `implied by consider_kv_free_tokens from config; expression set false`
+/// (`default false` when nothing set it).
+fn implied_by(implication: &Implication) -> String {
+    let given = match implication.configured_from {
+        Provenance::Default => format!("default {}", implication.configured),
+        other => format!("{} set {}", provenance_name(other), implication.configured),
+    };
+    format!(
+        "implied by {} from {}; {given}",
+        implication.by,
+        provenance_name(implication.by_from)
+    )
+}
+
 fn provenance_name(provenance: Provenance) -> &'static str {
     match provenance {
         Provenance::Default => "default",
         Provenance::Config => "config",
         Provenance::Expression => "expression",
+        Provenance::Implied => "implied",
     }
 }

@@ -58,12 +58,12 @@ impl<'a> RequestHeaders<'a> {
             routing_key: optional_text(get(ROUTING_KEY)),
             cache_affinity_key: optional_text(get(CACHE_AFFINITY_KEY)),
             input_tokens: match get(INPUT_TOKENS) {
-                Some(value) => number(INPUT_TOKENS, value, "u64")?,
+                Some(value) => number(INPUT_TOKENS, value, U64)?,
                 None => return Err(missing(INPUT_TOKENS)),
             },
-            priority: optional_number(PRIORITY, get(PRIORITY), "u32")?.unwrap_or(0),
-            request_slo_ms: optional_number(REQUEST_SLO_MS, get(REQUEST_SLO_MS), "u64")?,
-            max_wait_ms: optional_number(MAX_WAIT_MS, get(MAX_WAIT_MS), "u64")?,
+            priority: optional_number(PRIORITY, get(PRIORITY), U32)?.unwrap_or(0),
+            request_slo_ms: optional_number(REQUEST_SLO_MS, get(REQUEST_SLO_MS), U64)?,
+            max_wait_ms: optional_number(MAX_WAIT_MS, get(MAX_WAIT_MS), U64)?,
             routing_method: get(ROUTING_METHOD),
         })
     }
@@ -91,6 +91,10 @@ impl<'a> RequestHeaders<'a> {
         }
     }
 }
+
+/// The ranges of the numeric headers, in the words of every other message.
+const U64: &str = "an integer from 0 to 2^64-1";
+const U32: &str = "an integer from 0 to 2^32-1";
 
 fn missing(name: &str) -> Rejection {
     Rejection::new(
@@ -122,20 +126,20 @@ fn optional_text(value: Option<&[u8]>) -> Option<&str> {
 fn optional_number<T: std::str::FromStr>(
     name: &str,
     value: Option<&[u8]>,
-    width: &str,
+    range: &str,
 ) -> Result<Option<T>, Rejection> {
-    value.map(|v| number(name, v, width)).transpose()
+    value.map(|v| number(name, v, range)).transpose()
 }
 
 /// An unsigned decimal of type `T`. `str::parse` on unsigned integers
 /// accepts exactly one optional leading `+` and rejects signs, spaces,
 /// empty text and overflow.
-fn number<T: std::str::FromStr>(name: &str, value: &[u8], width: &str) -> Result<T, Rejection> {
+fn number<T: std::str::FromStr>(name: &str, value: &[u8], range: &str) -> Result<T, Rejection> {
     let text = header_text(value).ok_or_else(|| invalid(name, "is not visible ASCII text"))?;
     match text.trim() {
         "" => Err(invalid(name, "is empty")),
         trimmed => trimmed
             .parse()
-            .map_err(|_| invalid(name, &format!("is not a {width} (unsigned integer)"))),
+            .map_err(|_| invalid(name, &format!("is not {range}"))),
     }
 }

@@ -33,6 +33,7 @@ mod request;
 mod runtime;
 mod shared_view;
 mod state;
+mod stats;
 mod targets;
 mod view;
 mod wait;
@@ -49,7 +50,8 @@ pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
 pub use request::{is_expression, PendingResolution, Resolved, RouteRequest, Source};
 pub use runtime::Router;
 pub use shared_view::{Reservation, SharedView, ViewRead};
-pub use view::{BackendStats, CandidateView, ReportError, ReservationId};
+pub use stats::BackendStats;
+pub use view::{CandidateView, ReportError, ReservationId};
 pub use wait::{SleepKind, Step, WaitLoop, RECHECK_PERIOD, RETRY_SLEEP_MS, WAIT_CAP};
 
 #[cfg(doctest)]

@@ -2,7 +2,8 @@
 //! a reader-writer lock, reservations as guards that release on drop, and
 //! a change signal that wakes waiting requests (with feature `tokio`).
 
-use super::view::{BackendStats, CandidateView, ReportError, ReservationId};
+use super::stats::BackendStats;
+use super::view::{CandidateView, ReportError, ReservationId};
 use std::ops::Deref;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 

@@ -15,39 +15,11 @@
 //! This type is single-owner (`&mut self`), as the simulator drives it;
 //! [`super::SharedView`] wraps it for request threads.
 
-use crate::balancer::ClusterSnapshot;
+use super::stats::BackendStats;
+use crate::balancer::{ClusterSnapshot, Membership};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-
-/// One backend's stats report, in the units engines publish. Fields a
-/// backend does not report stay at their defaults (0, `None`, empty).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct BackendStats {
-    /// Mean prefill throughput, input tokens per second. Not a valid rate
-    /// (0, negative, NaN, infinite) keeps the backend's last valid value.
-    pub last_mean_input_tps: f64,
-    /// Peak input tokens per second of the engine's generation, if known.
-    pub max_input_tps: Option<f64>,
-    /// Requests not yet producing output.
-    pub queue_size: u64,
-    /// Prompt tokens of those requests.
-    pub queued_input_size: u64,
-    /// Prompt tokens of every request the backend holds (carried, unused
-    /// by the algorithms).
-    pub total_query_input_size: u64,
-    /// Requests in the engine (cluster-scoped).
-    pub num_running_queries: u64,
-    /// Engine slots; 0 = unknown (cluster-scoped).
-    pub max_engine_concurrency: u64,
-    /// (priority, ms) published queue estimates (cluster-scoped); any order,
-    /// duplicates allowed (the last one of a priority wins).
-    pub queue_time_estimate_ms_by_priority: Vec<(u32, u64)>,
-    /// KV cache tokens (cluster-scoped).
-    pub kv_cache_capacity_tokens: u64,
-    pub kv_cache_used_tokens: u64,
-    pub kv_cache_free_tokens: u64,
-}
 
 /// Why the view refused or trimmed an input. Everything that changed the
 /// view is said by [`ReportError::applied`]; nothing panics.
@@ -178,13 +150,28 @@ struct Cluster {
 }
 
 /// A router's candidate view. See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CandidateView {
     clusters: Vec<Cluster>,
     snapshots: Vec<ClusterSnapshot>,
     index: HashMap<Box<str>, usize>,
     next_seq: u64,
     membership: u64,
+    /// Names the snapshots' ids; fresh at every membership change.
+    ids: Membership,
+}
+
+impl Default for CandidateView {
+    fn default() -> Self {
+        CandidateView {
+            clusters: Vec::new(),
+            snapshots: Vec::new(),
+            index: HashMap::new(),
+            next_seq: 0,
+            membership: 0,
+            ids: Membership::fresh(),
+        }
+    }
 }
 
 impl CandidateView {
@@ -207,6 +194,13 @@ impl CandidateView {
         self.membership
     }
 
+    /// The name of the snapshots' current ids and order, for
+    /// [`Balancer::decide_named`](crate::balancer::Balancer::decide_named):
+    /// unique to this view and this membership epoch.
+    pub fn membership(&self) -> Membership {
+        self.ids
+    }
+
     /// Registers a backend, and its cluster if new (appended last). Its
     /// statistics count from its first report. Returns the cluster's
     /// position; registering an existing backend changes nothing.
@@ -223,6 +217,7 @@ impl CandidateView {
                 self.snapshots.push(ClusterSnapshot::new(cluster));
                 self.index.insert(cluster.into(), c);
                 self.membership += 1;
+                self.ids = Membership::fresh();
                 c
             }
         };
@@ -267,6 +262,7 @@ impl CandidateView {
             }
         }
         self.membership += 1;
+        self.ids = Membership::fresh();
         true
     }
 

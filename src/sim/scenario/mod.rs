@@ -353,9 +353,10 @@ fn json_error(text: &str, e: &serde_json::Error) -> Diagnostic {
         _ => Code::InvalidJson,
     };
     let message = match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message,
+        Some(i) => &message[..i],
+        None => &message,
     };
+    let message = crate::json_words::user_message(message);
     Diagnostic::new(
         code,
         Span::new(at, (at + 1).min(text.len()).max(at)),

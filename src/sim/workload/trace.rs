@@ -214,8 +214,12 @@ impl Trace {
                 Err(e) => {
                     let message = e.to_string();
                     let message = match message.rfind(" at line ") {
-                        Some(i) => format!("{} (column {})", &message[..i], e.column()),
-                        None => message,
+                        Some(i) => format!(
+                            "{} (column {})",
+                            crate::json_words::user_message(&message[..i]),
+                            e.column()
+                        ),
+                        None => crate::json_words::user_message(&message),
                     };
                     errors.push(err(message));
                     continue;

@@ -2,7 +2,7 @@
 //! algorithm (snapshots under snapshots/check/).
 
 use super::{compile, table};
-use routex::check::{build_policy, provenance, Provenance};
+use routex::check::{build_policy, implications, provenance, Implication, Provenance};
 use routex::ir::{Algorithm, AlgorithmConfig, FieldSet, Settings};
 
 fn snapshot_settings() -> insta::Settings {
@@ -130,10 +130,22 @@ fn provenance_names_default_config_and_expression() {
     assert_eq!(get("seed"), Some(Provenance::Config));
     assert_eq!(get("cache_affinity_wait_ms"), Some(Provenance::Config));
     assert_eq!(get("band_widen_interval_ms"), Some(Provenance::Config));
-    assert_eq!(get("require_input_tokens"), Some(Provenance::Expression));
+    // Default false, made true by the expression's consider_kv_free_tokens.
+    assert_eq!(get("require_input_tokens"), Some(Provenance::Implied));
     assert_eq!(get("max_queued"), Some(Provenance::Default));
     assert_eq!(get("rendezvous_weight"), Some(Provenance::Default));
     assert_eq!(get("require_cache_affinity_key"), Some(Provenance::Default));
     // Every IR field has one.
     assert_eq!(p.len(), 19, "{p:?}");
+    let implied = implications(&checked);
+    assert_eq!(implied.len(), 1, "{implied:?}");
+    assert_eq!(
+        implied["require_input_tokens"],
+        Implication {
+            by: "consider_kv_free_tokens",
+            by_from: Provenance::Expression,
+            configured: false.into(),
+            configured_from: Provenance::Default,
+        }
+    );
 }

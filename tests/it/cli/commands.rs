@@ -536,3 +536,90 @@ fn bundled_route_files_are_formatted() {
         assert_eq!(out.code, 0, "{file}: {}", out.stdout);
     }
 }
+
+/// Issue 10, compatibility: `consider_kv_free_tokens = true` in the base
+/// implies `require_input_tokens` (docs/stargate.md 3.9). An expression
+/// that sets it false is shown as what it set, not credited with the
+/// resolved `true`.
+#[test]
+fn explain_shows_an_implied_value_and_what_the_expression_set() {
+    let args = |format: &'static str| {
+        [
+            "explain",
+            "--format",
+            format,
+            "--config",
+            "examples/fleet.routes",
+            "--model",
+            "llama-3-70b",
+            "pulsar-wait-and-widen;require_input_tokens=false",
+        ]
+    };
+    let out = routex(&args("human"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("require_input_tokens"))
+        .expect("a require_input_tokens row");
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>().join(" "),
+        "require_input_tokens true implied by consider_kv_free_tokens from config; expression set false"
+    );
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../../snapshots/cli");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("explain_implied_human", out.stdout));
+
+    let out = routex(&args("json"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let value = json(&out.stdout);
+    assert_eq!(value["policy"]["admission"]["require_input_tokens"], true);
+    assert_eq!(value["provenance"]["require_input_tokens"], "implied");
+    assert_eq!(value["provenance"]["consider_kv_free_tokens"], "config");
+    assert_eq!(
+        value["implied"],
+        serde_json::json!({"require_input_tokens": {
+            "by": "consider_kv_free_tokens",
+            "by_from": "config",
+            "configured": false,
+            "configured_from": "expression",
+        }})
+    );
+
+    // Nothing is implied when the field is given true itself, or when
+    // consider_kv_free_tokens is false: each shows its own origin.
+    for (expression, value, from) in [
+        (
+            "pulsar-wait-and-widen;require_input_tokens=true",
+            true,
+            "expression",
+        ),
+        (
+            "pulsar-wait-and-widen;consider_kv_free_tokens=false",
+            false,
+            "default",
+        ),
+    ] {
+        let out = routex(&[
+            "explain",
+            "--format",
+            "json",
+            "--config",
+            "examples/fleet.routes",
+            "--model",
+            "llama-3-70b",
+            expression,
+        ]);
+        let doc = json(&out.stdout);
+        assert_eq!(
+            doc["policy"]["admission"]["require_input_tokens"], value,
+            "{expression}"
+        );
+        assert_eq!(
+            doc["provenance"]["require_input_tokens"], from,
+            "{expression}"
+        );
+        assert_eq!(doc["implied"], serde_json::json!({}), "{expression}");
+    }
+}

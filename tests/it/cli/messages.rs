@@ -149,3 +149,114 @@ fn a_simulator_scenario_named_to_lint_gets_a_hint() {
     let out = routex(&["lint", file.to_str().expect("utf-8")]);
     assert_eq!(out.code, 0, "{out:?}");
 }
+
+/// Words no message may use: Rust type names and serde's names of values.
+const SERDE_WORDS: [&str; 8] = [
+    "u64",
+    "u32",
+    "f64",
+    "18446744073709551615",
+    "4294967295",
+    "floating point",
+    "variant",
+    "sequence",
+];
+
+#[test]
+fn decide_input_errors_use_no_rust_or_serde_words() {
+    let dir = scratch("messages-decide");
+    let input = dir.join("input.json");
+    let path = input.to_str().expect("utf-8 path");
+    for (request, cluster, want) in [
+        (
+            r#""priority": -1"#,
+            "",
+            "invalid value: integer `-1` is negative, expected an integer from 0 to 2^32-1",
+        ),
+        (
+            r#""priority": 4294967296"#,
+            "",
+            "invalid value: integer `4294967296` is too large, expected an integer from 0 to 2^32-1",
+        ),
+        (
+            r#""input_tokens": 1e23"#,
+            "",
+            "invalid type: integer `1e+23` is too large, expected an integer from 0 to 2^64-1",
+        ),
+        (
+            r#""input_tokens": 1.5"#,
+            "",
+            "invalid type: number `1.5`, expected an integer from 0 to 2^64-1",
+        ),
+        (
+            r#""elapsed_ms": "x""#,
+            "",
+            "invalid type: string \"x\", expected a number",
+        ),
+        (
+            r#""excluded": {}"#,
+            "",
+            "invalid type: object, expected an array",
+        ),
+        (
+            "",
+            r#", "queue_size": -2"#,
+            "invalid value: integer `-2` is negative, expected an integer from 0 to 2^64-1",
+        ),
+        (
+            "",
+            r#", "queue_time_estimate_ms_by_priority": {"x": 1}"#,
+            "cluster c: queue_time_estimate_ms_by_priority key \"x\" is not a priority (an integer from 0 to 2^32-1)",
+        ),
+    ] {
+        let comma = if request.is_empty() { "" } else { ", " };
+        std::fs::write(
+            &input,
+            format!(
+                r#"{{"request": {{"model": "m"{comma}{request}}}, "clusters": [{{"id": "c"{cluster}}}]}}"#
+            ),
+        )
+        .expect("write");
+        let out = routex(&["decide", "--input", path]);
+        assert_eq!(out.code, 2, "{request}{cluster}: {out:?}");
+        assert!(
+            out.stderr.starts_with(&format!("routex: {path}")) && out.stderr.ends_with(&format!(": {want}\n")),
+            "{request}{cluster}: {}",
+            out.stderr
+        );
+        for word in SERDE_WORDS {
+            assert!(!out.stderr.contains(word), "{word}: {}", out.stderr);
+        }
+    }
+}
+
+#[test]
+fn scenario_errors_use_no_rust_or_serde_words() {
+    let scenario = std::fs::read_to_string("examples/scenario-fast-validation.json").expect("read");
+    for (from, to, want) in [
+        (
+            r#""seeds": [1, 2, 3]"#,
+            r#""seeds": [1.5]"#,
+            "invalid type: number `1.5`, expected an integer from 0 to 2^64-1",
+        ),
+        (
+            r#""routers": 3"#,
+            r#""routers": 1e23"#,
+            "invalid type: integer `1e+23` is too large, expected an integer from 0 to 2^32-1",
+        ),
+        (
+            r#""rates_rps": [240, 280, 320]"#,
+            r#""rates_rps": {}"#,
+            "invalid type: object, expected an array",
+        ),
+    ] {
+        assert!(scenario.contains(from), "{from}");
+        let text = scenario.replacen(from, to, 1);
+        let report = routex::sim::scenario::load("s.json", &text).expect_err("an error");
+        let message = &report.diagnostics[0].message;
+        assert_eq!(message, want, "{to}");
+        for word in SERDE_WORDS {
+            assert!(!message.contains(word), "{word}: {message}");
+        }
+    }
+}

@@ -61,7 +61,7 @@ fn invalid_inputs_give_one_line_errors() {
     for (file, needle) in [
         (
             "bad-priority-key.json",
-            "key \"high\" is not a priority (an integer from 0 to 4294967295)",
+            "key \"high\" is not a priority (an integer from 0 to 2^32-1)",
         ),
         ("missing-id.json", "missing field `id`"),
         ("misspelt-field.json", "unknown field `input_token`"),

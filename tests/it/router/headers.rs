@@ -141,7 +141,7 @@ fn malformed_numbers_are_400_naming_the_header() {
             let expected = if value.iter().all(|b| *b == b' ') {
                 format!("{name} is empty")
             } else {
-                format!("{name} is not a u64 (unsigned integer)")
+                format!("{name} is not an integer from 0 to 2^64-1")
             };
             assert_eq!(message, expected, "{name}: {:?}", value);
         }
@@ -152,7 +152,7 @@ fn malformed_numbers_are_400_naming_the_header() {
     }
     assert_eq!(
         rejected(&with(&[("x-priority", b"4294967296")])),
-        "x-priority is not a u32 (unsigned integer)"
+        "x-priority is not an integer from 0 to 2^32-1"
     );
     assert_eq!(
         rejected(&with(&[("x-priority", b"")])),

@@ -116,12 +116,19 @@ fn malformed_lines_are_diagnostics_with_their_line_numbers() {
     .expect("write");
     let errors = scenario(&[1.0], Some(&bad)).unwrap_err();
     assert_eq!(errors.len(), 2, "{errors:?}");
+    // In user words (no `u64`, no serde `sequence`).
     assert!(
-        errors[0].contains("bad.jsonl line 3: invalid type"),
+        errors[0].contains(
+            "bad.jsonl line 3: invalid type: string \"x\", expected an integer from 0 to 2^64-1 (column"
+        ),
         "{}",
         errors[0]
     );
-    assert!(errors[1].contains("bad.jsonl line 6:"), "{}", errors[1]);
+    assert!(
+        errors[1].contains("bad.jsonl line 6: invalid type: array, expected an object"),
+        "{}",
+        errors[1]
+    );
     let missing = dir.join("missing.jsonl");
     let errors = scenario(&[1.0], Some(&missing)).unwrap_err();
     assert!(errors[0].starts_with("cannot read trace"), "{errors:?}");
