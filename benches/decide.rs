@@ -2,12 +2,17 @@
 //! warmed caches, beside a reference: a minimal weighted rendezvous pick
 //! over 10 workers, what a lean router does per request.
 //!
+//! `band-walk-poll` is the simulator's costliest case: the legacy band walk
+//! re-polled against a full fleet (every band Unavailable), through
+//! `decide` and through `decide_named` (the candidate list named, as the
+//! simulator's views do).
+//!
 //! Run: cargo bench --bench decide -- --warm-up-time 1 --measurement-time 3
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use routex::balancer::{Balancer, ClusterSnapshot, Request, Scratch};
+use routex::balancer::{Balancer, ClusterSnapshot, Membership, Request, Scratch};
 use routex::ir::{
     Admission, Algorithm, BucketSettings, Comparator, Policy, PowerOfNSettings, PulsarSettings,
     PulsarWaitAndWidenSettings, RendezvousWeight, Settings, WaitAndWidenSettings, IR_VERSION,
@@ -197,5 +202,54 @@ fn bench_reference(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_reference, bench_algorithms);
+fn bench_band_walk_poll(c: &mut Criterion) {
+    let keys: Vec<String> = (0..KEYS).map(|i| format!("prefix-{i}")).collect();
+    let mut cs = clusters(20);
+    for c in &mut cs {
+        c.num_running_queries = c.max_engine_concurrency + 4; // at the limit
+    }
+    // One instance per entry point, each warmed through it (a named
+    // instance fills its cache under the name).
+    let walk = Balancer::legacy_band_walk(&pww(), 0);
+    let named = Balancer::legacy_band_walk(&pww(), 0);
+    let ids = Membership::fresh();
+    let mut scratch = Scratch::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let request = |i: usize| Request {
+        model: "model-a",
+        routing_key: None,
+        cache_affinity_key: Some(&keys[i % KEYS]),
+        input_tokens: Some(2000),
+        priority: 0,
+        request_slo_ms: None,
+        elapsed: Duration::from_millis(1000 + (i as u64 * 37) % 900),
+        excluded: &[],
+    };
+    for i in 0..KEYS * 4 {
+        walk.decide(&request(i), &cs, &mut rng, &mut scratch);
+        named.decide_named(&request(i), &cs, ids, &mut rng, &mut scratch);
+    }
+    let mut group = c.benchmark_group("band-walk-poll");
+    let mut i = 0;
+    group.bench_function("decide/20", |b| {
+        b.iter(|| {
+            i += 1;
+            black_box(walk.decide(&request(i), &cs, &mut rng, &mut scratch))
+        })
+    });
+    group.bench_function("decide_named/20", |b| {
+        b.iter(|| {
+            i += 1;
+            black_box(named.decide_named(&request(i), &cs, ids, &mut rng, &mut scratch))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_reference,
+    bench_algorithms,
+    bench_band_walk_poll
+);
 criterion_main!(benches);

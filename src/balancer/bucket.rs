@@ -79,8 +79,20 @@ pub fn select(
         input_processing_time: s.ignore_input_processing_time,
     };
 
-    // 1. Drop excluded candidates and queue-SLO violators.
+    // Selection and waits both need an entry with capacity that survives
+    // step 1 (a potential wait needs a waitable entry), so without one the
+    // answer is Unavailable, with no draw: the common poll against a full
+    // or over-SLO fleet, found before any TTFT estimate.
     entries.clear();
+    if !members.iter().any(|&pos| {
+        clusters
+            .get(pos)
+            .is_some_and(|c| may_take(phase, request, c))
+    }) {
+        return Outcome::Unavailable;
+    }
+
+    // 1. Drop excluded candidates and queue-SLO violators.
     for &pos in members {
         let Some(c) = clusters.get(pos) else { continue };
         if is_excluded(request, &c.id) {
@@ -131,6 +143,16 @@ pub fn select(
         }
     }
     Outcome::Selected(pool[best].pos)
+}
+
+/// Whether `c` can be a selectable entry: capacity under the phase's
+/// limit, not excluded, within the queue-SLO limit (step 1's tests).
+fn may_take(phase: &Phase<'_>, request: &Request<'_>, c: &ClusterSnapshot) -> bool {
+    estimate::has_capacity(c, phase.max_queued)
+        && !is_excluded(request, &c.id)
+        && phase
+            .queue_limit_ms
+            .is_none_or(|limit| estimate::queue_ms(c, request.priority) <= limit)
 }
 
 /// Steps 2-4: the number of unlocked entries (a prefix of `entries`, sorted

@@ -10,7 +10,7 @@
 use super::bucket::{self, Compare, Outcome, Phase};
 use super::pulsar::{feasible_members, rank_then_shortcut, ranked_choice};
 use super::ranking::Ranker;
-use super::{estimate, ClusterSnapshot, Decision, Request, Scratch};
+use super::{estimate, ClusterSnapshot, Decision, Membership, Request, Scratch};
 use crate::ir::PulsarWaitAndWidenSettings;
 use rand::RngCore;
 use std::time::Duration;
@@ -39,6 +39,7 @@ impl LegacyBandWalk {
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
@@ -47,7 +48,7 @@ impl LegacyBandWalk {
         // 1-2. The ranking (cached per key), then the no-queue-SLO shortcut.
         let slo = s.bucket.queue_slo();
         let (ranker, slo_on) = (&self.ranker, slo.is_some());
-        if let Some(d) = rank_then_shortcut(ranker, slo_on, request, clusters, scratch, kv) {
+        if let Some(d) = rank_then_shortcut(ranker, slo_on, request, clusters, ids, scratch, kv) {
             return d;
         }
         let phase = Phase {

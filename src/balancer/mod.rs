@@ -13,6 +13,7 @@ mod fifo;
 #[doc(hidden)]
 pub mod hash;
 mod legacy;
+mod membership;
 mod power_of_n;
 mod pulsar;
 mod pulsar_wait_and_widen;
@@ -23,6 +24,7 @@ mod round_robin;
 mod target;
 mod wait_and_widen;
 
+pub use membership::Membership;
 pub use pulsar_wait_and_widen::open_prefix;
 pub use ranking::{
     feasibility as pulsar_feasibility, score as pulsar_score, weight as pulsar_weight, Feasibility,
@@ -163,6 +165,32 @@ impl Balancer {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
+        self.decide_inner(request, clusters, None, rng, scratch)
+    }
+
+    /// [`Balancer::decide`] over a candidate list the caller names: `ids`
+    /// must change whenever the ids or order of `clusters` do (see
+    /// [`Membership`]). The decision is the same as `decide`'s; the ranking
+    /// cache then checks the name instead of comparing every id.
+    pub fn decide_named(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        ids: Membership,
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> Decision {
+        self.decide_inner(request, clusters, Some(ids), rng, scratch)
+    }
+
+    fn decide_inner(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> Decision {
         match &self.kind {
             Kind::PowerOfN(s) => {
                 power_of_n::decide(s, request, clusters, rng, &mut scratch.members)
@@ -170,9 +198,9 @@ impl Balancer {
             Kind::WaitAndWiden(b) => b.decide(request, clusters, rng, scratch),
             Kind::RoundRobin(b) => b.decide(request, clusters),
             Kind::Random => random::decide(request, clusters, rng),
-            Kind::Pulsar(b) => b.decide(request, clusters, scratch),
-            Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, rng, scratch),
-            Kind::LegacyBandWalk(b) => b.decide(request, clusters, rng, scratch),
+            Kind::Pulsar(b) => b.decide(request, clusters, ids, scratch),
+            Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, ids, rng, scratch),
+            Kind::LegacyBandWalk(b) => b.decide(request, clusters, ids, rng, scratch),
         }
     }
 }
@@ -201,7 +229,7 @@ impl Balancer {
             }
             _ => return None,
         };
-        ranker.rank(request, clusters, scratch);
+        ranker.rank(request, clusters, None, scratch);
         Some(&scratch.ranking)
     }
 }

@@ -2,7 +2,7 @@
 //! first feasible cluster wins, at its ranking position. Load is ignored.
 
 use super::ranking::{feasibility, Feasibility, Ranker};
-use super::{primary, Choice, ClusterSnapshot, Decision, Request, Scratch};
+use super::{primary, Choice, ClusterSnapshot, Decision, Membership, Request, Scratch};
 use crate::ir::PulsarSettings;
 
 #[derive(Debug)]
@@ -27,9 +27,10 @@ impl Pulsar {
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
         scratch: &mut Scratch,
     ) -> Decision {
-        self.ranker.rank(request, clusters, scratch);
+        self.ranker.rank(request, clusters, ids, scratch);
         let mut kv_skipped = false;
         for (rank, &pos) in scratch.ranking.iter().enumerate() {
             let Some(c) = clusters.get(pos) else { continue };
@@ -107,10 +108,11 @@ pub(crate) fn rank_then_shortcut(
     slo_on: bool,
     request: &Request<'_>,
     clusters: &[ClusterSnapshot],
+    ids: Option<Membership>,
     scratch: &mut Scratch,
     consider_kv: bool,
 ) -> Option<Decision> {
-    ranker.rank(request, clusters, scratch);
+    ranker.rank(request, clusters, ids, scratch);
     if scratch.ranking.is_empty() {
         return Some(Decision::Unavailable);
     }

@@ -6,7 +6,7 @@
 use super::bucket::{self, Compare, Outcome, Phase};
 use super::pulsar::{feasible_members, rank_then_shortcut, ranked_choice};
 use super::ranking::Ranker;
-use super::{estimate, min_wait, ClusterSnapshot, Decision, Request, Scratch};
+use super::{estimate, min_wait, ClusterSnapshot, Decision, Membership, Request, Scratch};
 use crate::ir::PulsarWaitAndWidenSettings;
 use rand::RngCore;
 use std::time::Duration;
@@ -65,6 +65,7 @@ impl PulsarWaitAndWiden {
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
@@ -73,7 +74,7 @@ impl PulsarWaitAndWiden {
         // 1-2. The ranking (cached per key), then the no-queue-SLO shortcut.
         let slo = s.bucket.queue_slo();
         let (ranker, slo_on) = (&self.ranker, slo.is_some());
-        if let Some(d) = rank_then_shortcut(ranker, slo_on, request, clusters, scratch, kv) {
+        if let Some(d) = rank_then_shortcut(ranker, slo_on, request, clusters, ids, scratch, kv) {
             return d;
         }
         let queue_limit_ms =

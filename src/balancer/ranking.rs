@@ -9,7 +9,7 @@
 
 use super::fifo::{FifoMap, Probation, CAPACITY, MAX_CACHED_KEY_BYTES};
 use super::target::TargetKey;
-use super::{estimate, hash, is_excluded, ClusterSnapshot, Request, Scratch};
+use super::{estimate, hash, is_excluded, ClusterSnapshot, Membership, Request, Scratch};
 use crate::ir::RendezvousWeight;
 use crate::sync::ReadMostly;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -94,7 +94,14 @@ impl Ranker {
     }
 
     /// Fills `scratch.ranking` with candidate positions, best first.
-    pub fn rank(&self, request: &Request<'_>, clusters: &[ClusterSnapshot], scratch: &mut Scratch) {
+    /// `ids` names the candidate list when the caller keeps one.
+    pub fn rank(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
+        scratch: &mut Scratch,
+    ) {
         let key = request.cache_affinity_key.unwrap_or("");
         if key.len() > MAX_CACHED_KEY_BYTES {
             self.compute(request, clusters, scratch);
@@ -105,7 +112,7 @@ impl Ranker {
         // The hit path: shared access only.
         let full = {
             let cache = self.rankings.read();
-            let current = cache.target.matches(request, clusters, bits);
+            let current = cache.target.matches(request, clusters, ids, bits);
             if let Some(cached) = cache.map.get(key).filter(|_| current) {
                 scratch.ranking.clear();
                 scratch.ranking.extend_from_slice(cached);
@@ -119,13 +126,17 @@ impl Ranker {
             return;
         }
         let mut cache = self.rankings.write();
-        if !cache.target.matches(request, clusters, bits) {
-            cache.target.set(request, clusters, bits);
+        if !cache.target.matches(request, clusters, ids, bits) {
+            cache.target.set(request, clusters, ids, bits);
             cache.map.clear();
             self.probation().clear();
-        } else if cache.map.get(key).is_some() {
-            // Another thread cached it meanwhile: as if its miss came first.
-            return;
+        } else {
+            // The ids compared equal: they now go by the caller's name.
+            cache.target.name(ids);
+            if cache.map.get(key).is_some() {
+                // Another thread cached it meanwhile: as if its miss came first.
+                return;
+            }
         }
         if !cache.map.is_full() || full || self.probation().second_miss(key) {
             cache.map.insert(key, scratch.ranking.clone());

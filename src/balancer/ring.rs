@@ -66,7 +66,7 @@ impl Ring {
         // The hit path, and the walk of a miss: shared access only.
         {
             let state = self.state.read();
-            if state.target.matches(request, clusters, |_| None) {
+            if state.target.matches(request, clusters, None, |_| None) {
                 if let Some(cached) = state.groups.get(key) {
                     group.extend_from_slice(cached);
                     return;
@@ -81,8 +81,8 @@ impl Ring {
         }
         let mut state = self.state.write();
         let state = &mut *state;
-        if !state.target.matches(request, clusters, |_| None) {
-            state.target.set(request, clusters, |_| None);
+        if !state.target.matches(request, clusters, None, |_| None) {
+            state.target.set(request, clusters, None, |_| None);
             self.build(state, request, clusters, bytes);
             state.groups.clear();
         }

@@ -1,8 +1,10 @@
 //! The identity a cache is valid for: target (routing key, model) and the
 //! ordered candidate ids, plus optional per-candidate weight bits.
-//! Comparing against live candidates never allocates.
+//! Comparing against live candidates never allocates; when the caller
+//! names its candidate list with a [`Membership`] the ids are trusted by
+//! that name (the per-decision string compares were the hit path's cost).
 
-use super::{ClusterSnapshot, Request};
+use super::{ClusterSnapshot, Membership, Request};
 
 #[derive(Debug, Default)]
 pub struct TargetKey {
@@ -10,7 +12,10 @@ pub struct TargetKey {
     routing_key: Option<String>,
     model: String,
     ids: Vec<String>,
-    weights: Vec<Option<u64>>,
+    /// The caller's name for `ids`, when it gave one.
+    membership: Option<Membership>,
+    /// Weight bits, 0 for none: a weight is finite and > 0, never +0.0.
+    weights: Vec<u64>,
 }
 
 impl TargetKey {
@@ -18,33 +23,51 @@ impl TargetKey {
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        membership: Option<Membership>,
         weight: impl Fn(&ClusterSnapshot) -> Option<u64>,
     ) -> bool {
-        self.valid
-            && self.routing_key.as_deref() == request.routing_key
-            && self.model == request.model
-            && self.ids.len() == clusters.len()
-            && self.ids.iter().zip(clusters).all(|(id, c)| *id == c.id)
-            && self
-                .weights
-                .iter()
-                .zip(clusters)
-                .all(|(w, c)| *w == weight(c))
+        if !self.valid
+            || self.routing_key.as_deref() != request.routing_key
+            || self.model != request.model
+            || self.ids.len() != clusters.len()
+        {
+            return false;
+        }
+        // This runs on every ranking-cache hit (once per decision of the
+        // Pulsar family): a named list skips the id compares.
+        let named = membership.is_some() && membership == self.membership;
+        for ((id, &w), c) in self.ids.iter().zip(&self.weights).zip(clusters) {
+            if w != weight(c).unwrap_or(0) || !(named || id.as_bytes() == c.id.as_bytes()) {
+                return false;
+            }
+        }
+        true
     }
 
     pub fn set(
         &mut self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        membership: Option<Membership>,
         weight: impl Fn(&ClusterSnapshot) -> Option<u64>,
     ) {
         self.valid = true;
+        self.membership = membership;
         self.routing_key = request.routing_key.map(str::to_owned);
         self.model.clear();
         self.model.push_str(request.model);
         self.ids.clear();
         self.ids.extend(clusters.iter().map(|c| c.id.clone()));
         self.weights.clear();
-        self.weights.extend(clusters.iter().map(weight));
+        self.weights
+            .extend(clusters.iter().map(|c| weight(c).unwrap_or(0)));
+    }
+
+    /// Names the stored ids, once they compared equal to a list the
+    /// caller names `membership` (`None` keeps the current name).
+    pub fn name(&mut self, membership: Option<Membership>) {
+        if membership.is_some() {
+            self.membership = membership;
+        }
     }
 }

@@ -16,7 +16,7 @@
 //! [`super::SharedView`] wraps it for request threads.
 
 use super::stats::BackendStats;
-use crate::balancer::ClusterSnapshot;
+use crate::balancer::{ClusterSnapshot, Membership};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -150,13 +150,28 @@ struct Cluster {
 }
 
 /// A router's candidate view. See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CandidateView {
     clusters: Vec<Cluster>,
     snapshots: Vec<ClusterSnapshot>,
     index: HashMap<Box<str>, usize>,
     next_seq: u64,
     membership: u64,
+    /// Names the snapshots' ids; fresh at every membership change.
+    ids: Membership,
+}
+
+impl Default for CandidateView {
+    fn default() -> Self {
+        CandidateView {
+            clusters: Vec::new(),
+            snapshots: Vec::new(),
+            index: HashMap::new(),
+            next_seq: 0,
+            membership: 0,
+            ids: Membership::fresh(),
+        }
+    }
 }
 
 impl CandidateView {
@@ -179,6 +194,13 @@ impl CandidateView {
         self.membership
     }
 
+    /// The name of the snapshots' current ids and order, for
+    /// [`Balancer::decide_named`](crate::balancer::Balancer::decide_named):
+    /// unique to this view and this membership epoch.
+    pub fn membership(&self) -> Membership {
+        self.ids
+    }
+
     /// Registers a backend, and its cluster if new (appended last). Its
     /// statistics count from its first report. Returns the cluster's
     /// position; registering an existing backend changes nothing.
@@ -195,6 +217,7 @@ impl CandidateView {
                 self.snapshots.push(ClusterSnapshot::new(cluster));
                 self.index.insert(cluster.into(), c);
                 self.membership += 1;
+                self.ids = Membership::fresh();
                 c
             }
         };
@@ -239,6 +262,7 @@ impl CandidateView {
             }
         }
         self.membership += 1;
+        self.ids = Membership::fresh();
         true
     }
 

@@ -11,7 +11,7 @@ use super::events::ReqId;
 use super::park::wake_mask;
 use super::policy::WakeRule;
 use super::time::Micros;
-use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
+use crate::balancer::{Balancer, ClusterSnapshot, Decision, Membership, Request, Scratch};
 use rand::RngCore;
 
 /// What a router knows of a request when it decides.
@@ -27,6 +27,9 @@ pub struct Ask<'a> {
     /// Tokens per block.
     pub block_tokens: u64,
     pub now: Micros,
+    /// Names the ids of the router's view (constant while its membership
+    /// is), so the core's ranking cache need not compare them.
+    pub membership: Membership,
 }
 
 /// One router's decision maker. Instances are per router and never shared.
@@ -92,7 +95,8 @@ impl SimRouter for CoreRouter {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
-        self.balancer.decide(&ask.request, view, rng, scratch)
+        self.balancer
+            .decide_named(&ask.request, view, ask.membership, rng, scratch)
     }
 
     fn wake_mask(&self, ask: &Ask<'_>, view: &[ClusterSnapshot], scratch: &mut Scratch) -> u64 {

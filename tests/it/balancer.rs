@@ -5,6 +5,7 @@ mod docs;
 mod estimate;
 mod hash;
 mod legacy;
+mod named;
 mod props;
 mod pulsar;
 mod pww;

@@ -71,6 +71,7 @@ impl Sim<'_> {
             blocks: self.plan.blocks_of(&p),
             block_tokens: self.plan.block_tokens,
             now: self.now,
+            membership: self.views[router].membership(),
         };
         self.stats.decisions += 1;
         let view = self.views[router].snapshots();

@@ -197,6 +197,7 @@ fn order_is_stable_until_membership_changes() {
         v.add_backend(id, "x");
     }
     let epoch = v.membership_epoch();
+    let name = v.membership();
     v.report("b", "x", &stats(5.0, 1, 1, 1)).unwrap();
     v.reserve(0, 0, 0, 1).unwrap();
     v.add_backend("a", "y");
@@ -207,6 +208,7 @@ fn order_is_stable_until_membership_changes() {
         epoch,
         "a backend joining keeps positions"
     );
+    assert_eq!(v.membership(), name, "and the ids' name");
     assert!(
         v.remove_backend("c", "x"),
         "its last backend: the cluster goes"
@@ -215,6 +217,12 @@ fn order_is_stable_until_membership_changes() {
     assert_eq!(ids, ["a", "b"]);
     assert_eq!(v.position("b"), Some(1));
     assert_ne!(v.membership_epoch(), epoch);
+    assert_ne!(v.membership(), name, "new ids, a new name");
+    assert_ne!(
+        CandidateView::new().membership(),
+        CandidateView::new().membership(),
+        "two views never share a name"
+    );
 }
 
 #[test]
