@@ -1,20 +1,25 @@
-//! A read-mostly lock whose readers on different threads write different
-//! cache lines, for state that every decision reads and almost none
-//! changes (the router's target map and slots, the Pulsar ranking cache).
+//! The read-mostly lock of the request path, for state that every decision
+//! reads and almost none changes (the router's target map and slots, the
+//! Pulsar ranking cache, the wait-and-widen ring), and the per-thread
+//! stripe index of the striped counters.
 //!
 //! A `RwLock`'s readers all increment one counter, so two cores that only
-//! read still pass its cache line back and forth on every request. Here a
-//! reader locks only its thread's stripe (one `RwLock<()>` on its own cache
-//! line) and a writer locks every stripe, in index order. Readers cost one
-//! uncontended lock; writers cost [`STRIPES`] and are meant to be rare.
+//! read still pass its cache line back and forth on every request. The
+//! lock is crossbeam-utils' `ShardedLock`: a reader locks only its
+//! thread's shard (a `RwLock` on its own cache line), a writer every shard
+//! in order. Readers cost one uncontended lock; writers cost one per shard
+//! and are meant to be rare. This wrapper only ignores poisoning, as
+//! everywhere on the request path: the data stays usable.
 
-use std::cell::UnsafeCell;
-use std::ops::{Deref, DerefMut};
+use crossbeam_utils::sync::ShardedLock;
+pub use crossbeam_utils::sync::{
+    ShardedLockReadGuard as ReadGuard, ShardedLockWriteGuard as WriteGuard,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::PoisonError;
 
-/// Stripes per lock: threads beyond this share stripes (and cache lines)
-/// round robin; each stripe costs one 64-byte line per lock.
+/// Stripes of the striped counters: threads beyond this share stripes
+/// (and cache lines) round robin. `ShardedLock` has as many shards.
 pub const STRIPES: usize = 8;
 
 /// This thread's stripe in `0..STRIPES`, assigned round robin at first use
@@ -27,62 +32,23 @@ pub fn stripe_of_this_thread() -> usize {
     STRIPE.with(|s| *s)
 }
 
-/// One stripe's lock, alone on its cache line.
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct Stripe(RwLock<()>);
-
-/// A reader-writer lock with per-thread read stripes. Poisoning is ignored,
-/// as everywhere on the request path: the data stays usable.
-pub struct ReadMostly<T> {
-    stripes: [Stripe; STRIPES],
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: `value` is only reached through a guard: shared references while
-// at least one stripe is read-locked, a mutable one while every stripe is
-// write-locked. That is the contract of `RwLock<T>`, with its bounds.
-unsafe impl<T: Send + Sync> Sync for ReadMostly<T> {}
+/// A `ShardedLock` whose poisoning is ignored.
+#[derive(Default)]
+pub struct ReadMostly<T>(ShardedLock<T>);
 
 impl<T> ReadMostly<T> {
     pub fn new(value: T) -> Self {
-        ReadMostly {
-            stripes: Default::default(),
-            value: UnsafeCell::new(value),
-        }
+        ReadMostly(ShardedLock::new(value))
     }
 
-    /// Shared access, locking only this thread's stripe.
+    /// Shared access, locking only this thread's shard.
     pub fn read(&self) -> ReadGuard<'_, T> {
-        let stripe = &self.stripes[stripe_of_this_thread()].0;
-        let lock = stripe.read().unwrap_or_else(PoisonError::into_inner);
-        ReadGuard {
-            _lock: lock,
-            // SAFETY: a writer needs this stripe too, so none exists while
-            // `_lock` is held, and the reference lives no longer than it.
-            value: unsafe { &*self.value.get() },
-        }
+        self.0.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Exclusive access, locking every stripe in index order (one order for
-    /// every writer, so writers cannot deadlock each other).
+    /// Exclusive access, locking every shard.
     pub fn write(&self) -> WriteGuard<'_, T> {
-        let locks = std::array::from_fn(|i| {
-            self.stripes[i]
-                .0
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-        });
-        WriteGuard {
-            _locks: locks,
-            value: self.value.get(),
-        }
-    }
-}
-
-impl<T: Default> Default for ReadMostly<T> {
-    fn default() -> Self {
-        ReadMostly::new(T::default())
+        self.0.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -94,47 +60,12 @@ impl<T> std::fmt::Debug for ReadMostly<T> {
     }
 }
 
-pub struct ReadGuard<'a, T> {
-    _lock: RwLockReadGuard<'a, ()>,
-    value: &'a T,
-}
-
-impl<T> Deref for ReadGuard<'_, T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        self.value
-    }
-}
-
-pub struct WriteGuard<'a, T> {
-    _locks: [RwLockWriteGuard<'a, ()>; STRIPES],
-    value: *mut T,
-}
-
-impl<T> Deref for WriteGuard<'_, T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        // SAFETY: every stripe is write-locked while `_locks` lives, so no
-        // other reference to the value exists.
-        unsafe { &*self.value }
-    }
-}
-
-impl<T> DerefMut for WriteGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`; `&mut self` makes this the only borrow.
-        unsafe { &mut *self.value }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn writers_exclude_readers_on_every_stripe() {
+    fn writers_exclude_readers_on_every_shard() {
         let lock = ReadMostly::new((0u64, 0u64));
         std::thread::scope(|s| {
             for _ in 0..2 * STRIPES {

@@ -3,7 +3,7 @@
 //! routing loop's timing.
 //!
 //! ```text
-//! x-routing-method ──► Router::resolve ──► Resolved { definition, instance }
+//! x-routing-method ──► Router::resolve ──► Resolved { definition(), instance() }
 //!                        │ absent: configured definition
 //!                        │ method-only: route table (4.4)
 //!                        │ with parameters: expression cache (5.6)

@@ -7,6 +7,7 @@ use super::arena::Handle;
 use super::engine::Engine;
 use super::metrics::CacheOutcome;
 use super::rejection::{Rejection, RejectionCode};
+use super::state::Instance;
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::Definition;
 use rand::RngCore;
@@ -64,22 +65,40 @@ impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
 }
 
 /// A resolved definition and the balancer instance that decides for it.
+/// Both are shared with the router's target (one `Arc` for the pair).
 pub struct Resolved<B: Engine = Balancer> {
-    pub definition: Arc<Definition>,
-    pub instance: Arc<B>,
+    pub(super) pair: Arc<Instance<B>>,
     pub source: Source,
 }
 
 impl<B: Engine> std::fmt::Debug for Resolved<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Resolved")
-            .field("algorithm", &self.definition.policy.algorithm)
+            .field("algorithm", &self.definition().policy.algorithm)
             .field("source", &self.source)
             .finish_non_exhaustive()
     }
 }
 
 impl<B: Engine> Resolved<B> {
+    pub(super) fn new(definition: Arc<Definition>, engine: Arc<B>, source: Source) -> Self {
+        Resolved {
+            pair: Arc::new(Instance { definition, engine }),
+            source,
+        }
+    }
+
+    /// The resolved definition.
+    pub fn definition(&self) -> &Arc<Definition> {
+        &self.pair.definition
+    }
+
+    /// The balancer instance that decides for it (the target's, shared by
+    /// every request of the target that resolves the same definition).
+    pub fn instance(&self) -> &Arc<B> {
+        &self.pair.engine
+    }
+
     /// One decision (docs/stargate.md 2.2, steps 2-4): candidates,
     /// admission, then the balancer. Blank routing and affinity keys count
     /// as absent.
@@ -91,8 +110,8 @@ impl<B: Engine> Resolved<B> {
         scratch: &mut Scratch,
     ) -> Result<Decision, Rejection> {
         decide(
-            &self.definition,
-            &*self.instance,
+            &self.pair.definition,
+            &*self.pair.engine,
             request,
             clusters,
             rng,
@@ -124,7 +143,8 @@ pub(super) fn decide<B: Engine>(
 }
 
 pub(super) fn non_blank(value: Option<&str>) -> Option<&str> {
-    value.filter(|v| !v.trim().is_empty())
+    // A visible ASCII first byte is never whitespace: skip the trim.
+    value.filter(|v| v.as_bytes().first().is_some_and(u8::is_ascii_graphic) || !v.trim().is_empty())
 }
 
 /// Whether some candidate is not excluded.

@@ -13,7 +13,7 @@ use super::request::{
     Source,
 };
 use super::request::{has_candidates, reject_without_candidates};
-use super::state::TargetState;
+use super::state::{nanos, Instance, TargetState};
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;
 use crate::ir::{Algorithm, Definition, RouteTable};
@@ -31,6 +31,8 @@ pub struct Router<B: Engine = Balancer> {
     pub(super) counters: Counters,
     /// Targets holding a cache entry (the gauge).
     pub(super) entries: AtomicU64,
+    /// `options.idle_timeout` in nanoseconds, for the hit path.
+    idle_ns: u64,
 }
 
 impl Router<Balancer> {
@@ -46,6 +48,7 @@ impl<B: Engine> Router<B> {
         Router {
             table,
             targets: Targets::new(options.cache_capacity),
+            idle_ns: nanos(options.idle_timeout),
             options,
             counters: Counters::default(),
             entries: AtomicU64::new(0),
@@ -69,10 +72,10 @@ impl<B: Engine> Router<B> {
         let r = &request.request;
         let routing_key = non_blank(r.routing_key);
         let method = request.routing_method;
-        let warm = self.with_warm(r.model, routing_key, method, |definition, instance, _| {
+        let warm = self.with_warm(r.model, routing_key, method, |pair, _| {
             decide(
-                definition,
-                &**instance,
+                &pair.definition,
+                &*pair.engine,
                 r,
                 clusters,
                 &mut *rng,
@@ -99,16 +102,10 @@ impl<B: Engine> Router<B> {
         method: Option<&[u8]>,
     ) -> Result<Resolved<B>, Rejection> {
         let routing_key = non_blank(routing_key);
-        let warm = self.with_warm(
-            model,
-            routing_key,
-            method,
-            |definition, instance, source| Resolved {
-                definition: definition.clone(),
-                instance: instance.clone(),
-                source,
-            },
-        );
+        let warm = self.with_warm(model, routing_key, method, |pair, source| Resolved {
+            pair: pair.clone(),
+            source,
+        });
         if let Some(resolved) = warm {
             return Ok(resolved);
         }
@@ -125,7 +122,7 @@ impl<B: Engine> Router<B> {
         model: &str,
         routing_key: Option<&str>,
         method: Option<&[u8]>,
-        f: impl FnOnce(&Arc<Definition>, &Arc<B>, Source) -> R,
+        f: impl FnOnce(&Arc<Instance<B>>, Source) -> R,
     ) -> Option<R> {
         // The map lock is held for the lookup only: the decision runs
         // under the target's own slot lock (arena.rs).
@@ -135,29 +132,29 @@ impl<B: Engine> Router<B> {
         if slot.generation != handle.generation {
             return None;
         }
-        let now = self.options.clock.now_coarse();
+        let now = nanos(self.options.clock.now_coarse());
         let (definition, source) = match method {
             None => (self.table.configured(model), Source::Configured),
             // Only values with parameters are cached, so a byte match is an
             // expression hit without scanning the value first.
             Some(value) => match slot.entry.as_ref().and_then(|e| e.find(value)) {
                 Some(cached) => {
-                    if target.idle_expired(now, self.options.idle_timeout) {
+                    if target.idle_expired_ns(now, self.idle_ns) {
                         return None;
                     }
                     let instance = slot.instance(&cached.definition)?;
-                    target.touch(now);
+                    target.touch_ns(now);
                     self.counters.record(cached.algorithm(), CacheOutcome::Hit);
                     let hit = Source::Expression(CacheOutcome::Hit);
-                    return Some(f(&cached.definition, instance, hit));
+                    return Some(f(instance, hit));
                 }
                 None if is_expression(value, self.options.call_form) => return None,
                 None => (self.resolve_method(model, value).ok()?, Source::Method),
             },
         };
         let instance = slot.instance(definition)?;
-        target.touch(now);
-        Some(f(definition, instance, source))
+        target.touch_ns(now);
+        Some(f(instance, source))
     }
 
     /// The rejection of a request without candidates, in the order of
@@ -260,47 +257,43 @@ impl<B: Engine> Router<B> {
                 drop(slot);
                 return self.one_off(definition, source);
             }
-            if let Some(instance) = slot.instance(&definition) {
+            if let Some(pair) = slot.instance(&definition) {
                 return Resolved {
-                    instance: instance.clone(),
-                    definition,
+                    pair: pair.clone(),
                     source,
                 };
             }
         }
-        let built = Arc::new(B::build(&definition.policy));
+        let built = Arc::new(Instance {
+            engine: Arc::new(B::build(&definition.policy)),
+            definition,
+        });
         let mut slot = target.write();
-        let instance = match slot.instance(&definition) {
+        let pair = match slot.instance(&built.definition) {
             Some(existing) => existing.clone(),
             None => {
                 let live = slot.generation == handle.generation
                     && match source {
-                        Source::Expression(_) => {
-                            slot.entry.as_ref().is_some_and(|e| e.holds(&definition))
-                        }
+                        Source::Expression(_) => slot
+                            .entry
+                            .as_ref()
+                            .is_some_and(|e| e.holds(&built.definition)),
                         Source::Configured | Source::Method => true,
                     };
                 if live {
-                    slot.instances.push((definition.clone(), built.clone()));
+                    slot.instances.push(built.clone());
                 }
                 built
             }
         };
         drop(slot);
-        Resolved {
-            definition,
-            instance,
-            source,
-        }
+        Resolved { pair, source }
     }
 
     /// A one-off instance for a target that went away meanwhile.
     fn one_off(&self, definition: Arc<Definition>, source: Source) -> Resolved<B> {
-        Resolved {
-            instance: Arc::new(B::build(&definition.policy)),
-            definition,
-            source,
-        }
+        let engine = Arc::new(B::build(&definition.policy));
+        Resolved::new(definition, engine, source)
     }
 
     /// The target's slot, claimed if new (evicting the least recently used

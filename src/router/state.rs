@@ -48,10 +48,18 @@ impl Entry {
     }
 }
 
+/// A balancer instance and the definition it decides for, behind one
+/// `Arc`, so a resolve clones (and its caller drops) one count, not two.
+#[derive(Debug)]
+pub(crate) struct Instance<B> {
+    pub(crate) definition: Arc<Definition>,
+    pub(crate) engine: Arc<B>,
+}
+
 #[derive(Debug)]
 pub(crate) struct Slot<B> {
     pub(crate) entry: Option<Entry>,
-    pub(crate) instances: Vec<(Arc<Definition>, Arc<B>)>,
+    pub(crate) instances: Vec<Arc<Instance<B>>>,
     /// The target this slot holds: (model, routing key); `None` = free.
     pub(crate) key: Option<(Box<str>, Option<Box<str>>)>,
     /// Bumped whenever the slot is freed or given to another target.
@@ -59,16 +67,16 @@ pub(crate) struct Slot<B> {
 }
 
 impl<B> Slot<B> {
-    pub(crate) fn instance(&self, definition: &Arc<Definition>) -> Option<&Arc<B>> {
+    pub(crate) fn instance(&self, definition: &Arc<Definition>) -> Option<&Arc<Instance<B>>> {
         self.instances
             .iter()
-            .find(|(d, _)| Arc::ptr_eq(d, definition))
-            .map(|(_, b)| b)
+            .find(|i| Arc::ptr_eq(&i.definition, definition))
     }
 
     /// Removes the balancer instance of a dropped definition.
     pub(crate) fn retire(&mut self, definition: &Arc<Definition>) {
-        self.instances.retain(|(d, _)| !Arc::ptr_eq(d, definition));
+        self.instances
+            .retain(|i| !Arc::ptr_eq(&i.definition, definition));
     }
 
     /// Removes the entry and retires both of its definitions.
@@ -124,7 +132,11 @@ impl<B> TargetState<B> {
     /// [`TOUCH_GRANULARITY`], so concurrent hits on one target mostly read
     /// the shared cache line instead of writing it.
     pub(crate) fn touch(&self, now: Duration) {
-        let now = nanos(now);
+        self.touch_ns(nanos(now));
+    }
+
+    /// [`TargetState::touch`] in nanoseconds, for the hit path.
+    pub(crate) fn touch_ns(&self, now: u64) {
         let last = self.last_used_ns.load(Ordering::Relaxed);
         if now.saturating_sub(last) >= TOUCH_GRANULARITY_NS {
             self.last_used_ns.store(now, Ordering::Relaxed);
@@ -142,13 +154,18 @@ impl<B> TargetState<B> {
 
     /// Whether an entry last used then has outlived the idle window by now.
     pub(crate) fn idle_expired(&self, now: Duration, idle: Duration) -> bool {
-        now.saturating_sub(self.last_used()) >= idle
+        self.idle_expired_ns(nanos(now), nanos(idle))
+    }
+
+    /// [`TargetState::idle_expired`] in nanoseconds, for the hit path.
+    pub(crate) fn idle_expired_ns(&self, now: u64, idle: u64) -> bool {
+        now.saturating_sub(self.last_used_ns.load(Ordering::Relaxed)) >= idle
     }
 }
 
 /// How stale a recorded use may be; negligible against a 15-minute window.
 pub(crate) const TOUCH_GRANULARITY_NS: u64 = 100_000_000;
 
-fn nanos(d: Duration) -> u64 {
+pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

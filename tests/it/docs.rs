@@ -13,6 +13,12 @@
 //!
 //! Blank lines and lines starting with `#` inside the two expression fences
 //! are skipped.
+//!
+//! ```` ```rust ```` blocks are doctests: `docs/embedding.md` is included in
+//! the crate's documentation (src/router/mod.rs), so `cargo test --doc` runs
+//! them. This test checks that they can only be in that file and are run,
+//! not just compiled: no `no_run` or `ignore`, and no hidden `async fn`
+//! that nothing calls (an async example runs on a runtime's `block_on`).
 
 use std::path::{Path, PathBuf};
 
@@ -148,6 +154,9 @@ fn run_block(file: &str, block: &Block) -> Vec<String> {
                 ));
             }
         }
+        info if info == "rust" || info.starts_with("rust,") => {
+            failures.extend(check_doctest(file, block));
+        }
         "json lb-config" => {
             let (_, report) = routex::config::check_lb_config("lb-config.json", &source);
             if !report.diagnostics.is_empty() {
@@ -158,6 +167,37 @@ fn run_block(file: &str, block: &Block) -> Vec<String> {
             }
         }
         _ => {}
+    }
+    failures
+}
+
+/// The files whose ```` ```rust ```` blocks are doctests.
+const DOCTESTED: [&str; 1] = ["docs/embedding.md"];
+
+/// A ```` ```rust ```` block is a doctest that runs (module doc).
+fn check_doctest(file: &str, block: &Block) -> Vec<String> {
+    let at = format!("{file}:{}", block.line);
+    let mut failures = Vec::new();
+    if !DOCTESTED.contains(&file) {
+        failures.push(format!(
+            "{at}: a rust block outside {DOCTESTED:?} is never compiled"
+        ));
+    }
+    let flags = block.info.split(',').skip(1).map(str::trim);
+    if let Some(flag) = flags.into_iter().find(|f| ["no_run", "ignore"].contains(f)) {
+        failures.push(format!(
+            "{at}: `{flag}` compiles the example without running it"
+        ));
+    }
+    let hidden_async = block.lines.iter().any(|l| {
+        let hidden = l.trim_start().strip_prefix("# ").unwrap_or_default();
+        hidden.starts_with("async fn") || hidden.starts_with("pub async fn")
+    });
+    let runs = block.lines.iter().any(|l| l.contains("block_on("));
+    if hidden_async && !runs {
+        failures.push(format!(
+            "{at}: a hidden async fn that no runtime calls is compiled, never run"
+        ));
     }
     failures
 }
@@ -269,4 +309,32 @@ fn fences_and_commands_are_parsed() {
     );
     assert_eq!(normalise("out  \n\n"), "out");
     assert!(shell::split("routex 'open").is_err());
+}
+
+#[test]
+fn rust_blocks_must_be_doctests_that_run() {
+    let block = |info: &str, lines: &[&str]| Block {
+        info: info.to_owned(),
+        line: 7,
+        lines: lines.iter().map(|l| (*l).to_owned()).collect(),
+    };
+    let compiled_only = block("rust", &["# async fn example() {", "f().await;", "# }"]);
+    assert_eq!(
+        check_doctest("docs/embedding.md", &compiled_only),
+        ["docs/embedding.md:7: a hidden async fn that no runtime calls is compiled, never run"]
+    );
+    let run = block(
+        "rust",
+        &["# async fn example() {}", "# runtime.block_on(example());"],
+    );
+    assert!(check_doctest("docs/embedding.md", &run).is_empty());
+    assert_eq!(
+        check_doctest("docs/embedding.md", &block("rust,no_run", &["f();"])),
+        ["docs/embedding.md:7: `no_run` compiles the example without running it"]
+    );
+    assert_eq!(
+        check_doctest("docs/cli.md", &block("rust", &["f();"])).len(),
+        1,
+        "only the included file's blocks are doctests"
+    );
 }

@@ -39,14 +39,14 @@ fn test_resolve_same_bytes_reuses_definition_and_instance() {
     let second = resolve(&h, None, E1);
     assert_eq!(outcome(&first), CacheOutcome::Build);
     assert_eq!(outcome(&second), CacheOutcome::Hit);
-    assert!(Arc::ptr_eq(&first.definition, &second.definition));
-    assert!(Arc::ptr_eq(&first.instance, &second.instance));
+    assert!(Arc::ptr_eq(first.definition(), second.definition()));
+    assert!(Arc::ptr_eq(first.instance(), second.instance()));
     assert_eq!(h.compiler.builds(), 1);
     // Byte-exact keys: an equivalent spelling is another entry.
     let respelt = resolve(&h, None, b"PULSAR; seed=a");
     assert_eq!(outcome(&respelt), CacheOutcome::Rebuild);
-    assert!(!Arc::ptr_eq(&first.definition, &respelt.definition));
-    assert!(!Arc::ptr_eq(&first.instance, &respelt.instance));
+    assert!(!Arc::ptr_eq(first.definition(), respelt.definition()));
+    assert!(!Arc::ptr_eq(first.instance(), respelt.instance()));
 }
 
 #[test]
@@ -58,18 +58,18 @@ fn test_resolve_keeps_previous_expression_and_forgets_older_ones() {
     // E1 is the previous expression: still a hit, same instance.
     let again = resolve(&h, None, E1);
     assert_eq!(outcome(&again), CacheOutcome::Hit);
-    assert!(Arc::ptr_eq(&again.instance, &e1.instance));
+    assert!(Arc::ptr_eq(again.instance(), e1.instance()));
     // A hit does not reorder: current stays E2, previous E1. E3 becomes
     // current, E2 previous, and E1 is dropped.
     let e3 = resolve(&h, None, E3);
     assert_eq!(outcome(&e3), CacheOutcome::Rebuild);
     let (current, previous) = h.router.cached_definitions("m", None);
-    assert!(Arc::ptr_eq(&current.unwrap(), &e3.definition));
-    assert!(Arc::ptr_eq(&previous.unwrap(), &e2.definition));
-    assert!(!h.router.has_instance("m", None, &e1.definition));
+    assert!(Arc::ptr_eq(&current.unwrap(), e3.definition()));
+    assert!(Arc::ptr_eq(&previous.unwrap(), e2.definition()));
+    assert!(!h.router.has_instance("m", None, e1.definition()));
     let back = resolve(&h, None, E1);
     assert_eq!(outcome(&back), CacheOutcome::Rebuild);
-    assert!(!Arc::ptr_eq(&back.instance, &e1.instance));
+    assert!(!Arc::ptr_eq(back.instance(), e1.instance()));
     assert_eq!(h.compiler.builds(), 4);
 }
 
@@ -81,8 +81,8 @@ fn test_forget_instance_removes_only_the_named_definition() {
     let e2 = resolve(&h, None, E2);
     assert_eq!(h.router.instance_count("m", None), 3);
     let e3 = resolve(&h, None, E3);
-    assert!(!h.router.has_instance("m", None, &e1.definition));
-    for kept in [&configured.definition, &e2.definition, &e3.definition] {
+    assert!(!h.router.has_instance("m", None, e1.definition()));
+    for kept in [configured.definition(), e2.definition(), e3.definition()] {
         assert!(h.router.has_instance("m", None, kept));
     }
     assert_eq!(h.router.instance_count("m", None), 3);
@@ -101,9 +101,9 @@ fn test_capacity_evictions_forget_instances() {
     let k3 = resolve(&h, Some("k3"), E1);
     assert_eq!(h.router.metrics().entries, 2);
     assert_eq!(h.router.cached_definitions("m", Some("k2")), (None, None));
-    assert!(!h.router.has_instance("m", Some("k2"), &k2.definition));
-    assert!(h.router.has_instance("m", Some("k1"), &k1.definition));
-    assert!(h.router.has_instance("m", Some("k3"), &k3.definition));
+    assert!(!h.router.has_instance("m", Some("k2"), k2.definition()));
+    assert!(h.router.has_instance("m", Some("k1"), k1.definition()));
+    assert!(h.router.has_instance("m", Some("k3"), k3.definition()));
     // The evicted target rebuilds as a fresh entry.
     assert_eq!(outcome(&resolve(&h, Some("k2"), E1)), CacheOutcome::Build);
     assert_eq!(h.router.metrics().entries, 2);
@@ -119,9 +119,9 @@ fn test_resolve_targets_have_independent_entries() {
     for r in [&a, &b, &keyless, &other_model] {
         assert_eq!(outcome(r), CacheOutcome::Build);
     }
-    assert!(!Arc::ptr_eq(&a.definition, &b.definition));
-    assert!(!Arc::ptr_eq(&a.instance, &b.instance));
-    assert!(!Arc::ptr_eq(&a.instance, &other_model.instance));
+    assert!(!Arc::ptr_eq(a.definition(), b.definition()));
+    assert!(!Arc::ptr_eq(a.instance(), b.instance()));
+    assert!(!Arc::ptr_eq(a.instance(), other_model.instance()));
     // Replacing tenant-a's expressions leaves tenant-b's alone.
     resolve(&h, Some("tenant-a"), E2);
     resolve(&h, Some("tenant-a"), E3);
@@ -142,7 +142,7 @@ fn test_rebuild_racing_instance_creation_does_not_retain_retired_definitions() {
     resolve(&h, None, E2);
     resolve(&h, None, E3);
     let late = h.router.instantiate(in_flight);
-    assert!(Arc::ptr_eq(&late.definition, &retired));
+    assert!(Arc::ptr_eq(late.definition(), &retired));
     assert!(!h.router.has_instance("m", None, &retired));
     assert_eq!(h.router.instance_count("m", None), 2);
     // It still decides for its own request.
@@ -166,10 +166,10 @@ fn test_idle_expiry_forgets_instance_and_rebuilds() {
     h.clock.advance(Duration::from_millis(1));
     assert_eq!(h.router.maintenance(), 1);
     assert_eq!(h.router.cached_definitions("m", None), (None, None));
-    assert!(!h.router.has_instance("m", None, &first.definition));
+    assert!(!h.router.has_instance("m", None, first.definition()));
     let again = resolve(&h, None, E1);
     assert_eq!(outcome(&again), CacheOutcome::Build);
-    assert!(!Arc::ptr_eq(&again.instance, &first.instance));
+    assert!(!Arc::ptr_eq(again.instance(), first.instance()));
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn idle_entry_is_not_a_hit_even_before_maintenance_runs() {
     h.clock.advance(idle);
     let again = resolve(&h, None, E1);
     assert_eq!(outcome(&again), CacheOutcome::Build);
-    assert!(!h.router.has_instance("m", None, &first.definition));
+    assert!(!h.router.has_instance("m", None, first.definition()));
     assert_eq!(h.router.cached_definitions("m", None).1, None);
     assert_eq!(h.router.metrics().entries, 1);
 }
@@ -226,7 +226,7 @@ fn test_hit_does_not_wait_for_concurrent_rebuild() {
         h.gate.wait_entered();
         let hit = resolve(&h, None, E1);
         assert_eq!(outcome(&hit), CacheOutcome::Hit);
-        assert!(Arc::ptr_eq(&hit.instance, &cached.instance));
+        assert!(Arc::ptr_eq(hit.instance(), cached.instance()));
         h.gate.release();
         assert_eq!(outcome(&builder.join().unwrap()), CacheOutcome::Rebuild);
     });
@@ -244,7 +244,7 @@ fn test_hits_keep_entry_alive_past_idle_window() {
     }
     // 200 s after the build, one build in all, same instance.
     assert_eq!(h.compiler.builds(), 1);
-    assert!(h.router.has_instance("m", None, &first.definition));
+    assert!(h.router.has_instance("m", None, first.definition()));
 }
 
 #[test]
@@ -259,8 +259,8 @@ fn test_failed_build_preserves_cache_contents() {
         .unwrap();
     assert_eq!(err.code.as_str(), "unknown_parameter");
     let (current, previous) = h.router.cached_definitions("m", None);
-    assert!(Arc::ptr_eq(&current.unwrap(), &e2.definition));
-    assert!(Arc::ptr_eq(&previous.unwrap(), &e1.definition));
+    assert!(Arc::ptr_eq(&current.unwrap(), e2.definition()));
+    assert!(Arc::ptr_eq(&previous.unwrap(), e1.definition()));
     assert_eq!(outcome(&resolve(&h, None, E1)), CacheOutcome::Hit);
     // Errors are not cached: the same bad value fails again.
     assert!(h.router.resolve("m", None, Some(b"pulsar;bad=1")).is_err());
@@ -288,8 +288,8 @@ fn test_concurrent_resolve_builds_once_and_reuses_instance() {
     });
     assert_eq!(h.compiler.builds(), 1);
     for r in &results[1..] {
-        assert!(Arc::ptr_eq(&r.definition, &results[0].definition));
-        assert!(Arc::ptr_eq(&r.instance, &results[0].instance));
+        assert!(Arc::ptr_eq(r.definition(), results[0].definition()));
+        assert!(Arc::ptr_eq(r.instance(), results[0].instance()));
     }
     let m = h.router.metrics();
     assert_eq!(m.count(Algorithm::Pulsar, CacheOutcome::Build), 1);
@@ -307,7 +307,7 @@ fn removing_a_target_forgets_its_entry_and_instances() {
     h.router.remove_target("m", Some("k"));
     assert_eq!(h.router.metrics().entries, 1);
     assert_eq!(h.router.instance_count("m", Some("k")), 0);
-    assert!(!h.router.has_instance("m", Some("k"), &e1.definition));
+    assert!(!h.router.has_instance("m", Some("k"), e1.definition()));
     // The next request starts the target afresh.
     assert_eq!(outcome(&resolve(&h, Some("k"), E1)), CacheOutcome::Build);
     assert_eq!(outcome(&resolve(&h, Some("other"), E1)), CacheOutcome::Hit);

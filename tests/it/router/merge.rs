@@ -34,8 +34,8 @@ fn ww(router: &Router, model: &str, value: &str) -> (WaitAndWidenSettings, Optio
         .resolve(model, None, Some(value.as_bytes()))
         .unwrap_or_else(|e| panic!("{value}: {e}"));
     assert!(matches!(r.source, Source::Expression(_)));
-    match &r.definition.policy.settings {
-        Settings::WaitAndWiden(s) => (s.clone(), r.definition.config.fields.n),
+    match &r.definition().policy.settings {
+        Settings::WaitAndWiden(s) => (s.clone(), r.definition().config.fields.n),
         other => panic!("{other:?}"),
     }
 }
@@ -84,7 +84,7 @@ fn model_level_request_algorithm_is_the_base_for_a_listed_model() {
     assert_eq!(err.status, 400);
     // The top-level pulsar applies to m1 too, with its static weight.
     let r = router.resolve("m1", None, Some(b"pulsar;seed=x")).unwrap();
-    match &r.definition.policy.settings {
+    match &r.definition().policy.settings {
         Settings::Pulsar(p) => {
             assert_eq!(p.seed, "x");
             assert_eq!(p.rendezvous_weight.name(), "last-mean-input-tps");
@@ -148,8 +148,8 @@ fn call_form_values_compile_like_header_form_when_the_compiler_takes_both() {
     let call = router
         .resolve("other", Some("k"), Some(br#"pulsar(seed="abc")"#))
         .unwrap();
-    assert_eq!(header.definition.policy, call.definition.policy);
-    assert_eq!(call.definition.policy.algorithm, Algorithm::Pulsar);
+    assert_eq!(header.definition().policy, call.definition().policy);
+    assert_eq!(call.definition().policy.algorithm, Algorithm::Pulsar);
 }
 
 #[test]

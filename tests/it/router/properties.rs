@@ -26,8 +26,8 @@ proptest! {
     ) {
         let value = std::iter::once(method.to_string()).chain(params).collect::<Vec<_>>().join(";");
         let router = Router::new(routex::check::permissive_table());
-        let first = router.resolve("m", None, Some(value.as_bytes())).map(|r| r.definition);
-        let second = router.resolve("m", None, Some(value.as_bytes())).map(|r| r.definition);
+        let first = router.resolve("m", None, Some(value.as_bytes())).map(|r| r.definition().clone());
+        let second = router.resolve("m", None, Some(value.as_bytes())).map(|r| r.definition().clone());
         match (first, second) {
             (Ok(a), Ok(b)) => prop_assert!(std::sync::Arc::ptr_eq(&a, &b) || !value.contains(';')),
             (Err(a), Err(b)) => prop_assert_eq!(a, b),
@@ -46,7 +46,7 @@ proptest! {
         for (value, key, advance) in steps {
             h.clock.advance(Duration::from_secs(advance));
             if let Ok(r) = h.router.resolve("m", keys[key], Some(values[value].as_bytes())) {
-                seen.push((keys[key], r.definition));
+                seen.push((keys[key], r.definition().clone()));
             }
             let mut holding = 0;
             for key in keys {

@@ -14,14 +14,14 @@ fn algorithm_of(h: &Harness, model: &str, method: Option<&str>) -> Algorithm {
         .router
         .resolve(model, None, method.map(str::as_bytes))
         .unwrap_or_else(|r| panic!("{model} {method:?}: {r}"));
-    resolved.definition.policy.algorithm
+    resolved.definition().policy.algorithm
 }
 
 fn rejection_of(h: &Harness, model: &str, method: &[u8]) -> (RejectionCode, u16, String) {
     match h.router.resolve(model, None, Some(method)) {
         Ok(r) => panic!(
             "expected a rejection, got {}",
-            r.definition.policy.algorithm
+            r.definition().policy.algorithm
         ),
         Err(r) => (r.code, r.status, r.message),
     }
@@ -43,7 +43,7 @@ fn absent_header_uses_the_sets_configured_algorithm() {
     let r = h.router.resolve("m1", None, None).unwrap();
     assert_eq!(r.source, Source::Configured);
     assert!(Arc::ptr_eq(
-        &r.definition,
+        r.definition(),
         &h.router.table().models["m1"].definition
     ));
 }
@@ -71,7 +71,7 @@ fn model_entry_resolves_configured_then_model_then_top_level() {
     let r = h.router.resolve("m1", None, Some(b"pulsar")).unwrap();
     assert_eq!(r.source, Source::Method);
     assert!(Arc::ptr_eq(
-        &r.definition,
+        r.definition(),
         &h.router.table().request_algorithms[&Algorithm::Pulsar]
     ));
 }
@@ -140,8 +140,8 @@ fn matching_method_only_override_shares_the_configured_instance() {
     let h = restrictive();
     let configured = h.router.resolve("m1", None, None).unwrap();
     let method = h.router.resolve("m1", None, Some(b"round_robin")).unwrap();
-    assert!(Arc::ptr_eq(&configured.definition, &method.definition));
-    assert!(Arc::ptr_eq(&configured.instance, &method.instance));
+    assert!(Arc::ptr_eq(configured.definition(), method.definition()));
+    assert!(Arc::ptr_eq(configured.instance(), method.instance()));
     assert_eq!(h.router.instance_count("m1", None), 1);
 
     // The counter continues across the two spellings.
@@ -171,9 +171,9 @@ fn instances_are_per_target_and_blank_routing_key_is_absent() {
     let blank = h.router.resolve("m1", Some("  "), None).unwrap();
     let keyed = h.router.resolve("m1", Some("tenant-a"), None).unwrap();
     let other_model = h.router.resolve("m2", None, None).unwrap();
-    assert!(Arc::ptr_eq(&keyless.instance, &blank.instance));
-    assert!(!Arc::ptr_eq(&keyless.instance, &keyed.instance));
-    assert!(!Arc::ptr_eq(&keyless.instance, &other_model.instance));
+    assert!(Arc::ptr_eq(keyless.instance(), blank.instance()));
+    assert!(!Arc::ptr_eq(keyless.instance(), keyed.instance()));
+    assert!(!Arc::ptr_eq(keyless.instance(), other_model.instance()));
     assert_eq!(h.router.instance_count("m1", Some("tenant-a")), 1);
 }
 
@@ -286,7 +286,7 @@ fn values_that_are_not_visible_ascii_are_unknown_methods() {
     assert_eq!(h.compiler.builds(), 0);
     // Tabs are visible-ASCII text in HTTP and trimmed like spaces.
     let r = h.router.resolve("m1", None, Some(b"\tpulsar ")).unwrap();
-    assert_eq!(r.definition.policy.algorithm, Algorithm::Pulsar);
+    assert_eq!(r.definition().policy.algorithm, Algorithm::Pulsar);
 }
 
 /// The two log lines of docs/stargate.md 5.5, through the `log`

@@ -1,0 +1,110 @@
+//! Runs one case of `benches/router.rs` N times in a loop, for
+//! instruction counts that the machine's noise does not move
+//! (docs/performance.md, Router):
+//!
+//! ```sh
+//! cargo build --release --example router_loop
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     target/release/examples/router_loop resolve-hit 20000
+//! ```
+//!
+//! Run it with N and 2N: the difference of the two totals divided by N is
+//! the cost of one operation, set-up (including the new-key case's 20 000
+//! keys that fill the router) excluded.
+
+#[path = "../tests/support/router_inputs.rs"]
+mod inputs;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use routex::balancer::{Request, Scratch};
+use routex::router::{RouteRequest, Router, RouterOptions};
+use std::fmt::Write;
+use std::hint::black_box;
+
+const OPERATIONS: &str =
+    "resolve-hit | route-pww | route-view | stats-report | new-key-below-cap | new-key-past-cap";
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (Some(operation), Some(n)) = (args.next(), args.next().and_then(|n| n.parse().ok())) else {
+        eprintln!("usage: router_loop OPERATION N   (OPERATION: {OPERATIONS})");
+        std::process::exit(2);
+    };
+    let n: usize = n;
+    let table = routex::check::permissive_table;
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let keys = inputs::affinity_keys("prefix");
+    let requests: Vec<_> = keys
+        .iter()
+        .map(|k| inputs::request("tenant-a", k))
+        .collect();
+    match operation.as_str() {
+        "resolve-hit" => {
+            let router = Router::new(table());
+            let method = Some(inputs::PWW.as_bytes());
+            router
+                .resolve("llama", Some("tenant-a"), method)
+                .expect("compiles");
+            for _ in 0..n {
+                let r = router.resolve(black_box("llama"), Some("tenant-a"), method);
+                black_box(r.map(|r| r.source).ok());
+            }
+        }
+        "route-pww" => {
+            let router = Router::new(table());
+            let clusters = inputs::clusters();
+            for i in 0..n {
+                let r = &requests[i % requests.len()];
+                black_box(router.route(r, &clusters, &mut rng, &mut scratch).ok());
+            }
+        }
+        "route-view" => {
+            let router = Router::new(table());
+            let (view, _) = inputs::view(3);
+            for i in 0..n {
+                let r = &requests[i % requests.len()];
+                black_box(
+                    router
+                        .route(r, view.snapshots(), &mut rng, &mut scratch)
+                        .ok(),
+                );
+            }
+        }
+        "stats-report" => {
+            let (mut view, reports) = inputs::view(3);
+            for i in 0..n {
+                let c = i % reports.len();
+                black_box(view.report_at(black_box(c), 0, &reports[c]).ok());
+            }
+        }
+        "new-key-below-cap" | "new-key-past-cap" => {
+            let (capacity, prefill) = if operation == "new-key-past-cap" {
+                (16_384, 20_000)
+            } else {
+                (1 << 24, 0)
+            };
+            let options = RouterOptions::default().with_cache_capacity(capacity);
+            let router: Router = Router::with_options(table(), options);
+            let clusters: Vec<_> = inputs::clusters().into_iter().take(4).collect();
+            let mut key = String::new();
+            for i in 0..prefill + n {
+                key.clear();
+                write!(key, "tenant-{i}").expect("a String takes any write");
+                let r = RouteRequest::new(Request {
+                    model: "llama",
+                    routing_key: Some(&key),
+                    input_tokens: Some(100),
+                    ..Request::default()
+                })
+                .with_method("pulsar;seed=x");
+                black_box(router.route(&r, &clusters, &mut rng, &mut scratch).is_ok());
+            }
+        }
+        other => {
+            eprintln!("unknown operation {other}: {OPERATIONS}");
+            std::process::exit(2);
+        }
+    }
+}
