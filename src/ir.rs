@@ -469,15 +469,26 @@ impl RouteTable {
                     .get(&algorithm)
                     .and_then(|d| found(d, SetKind::Model, Origin::TopLevelRequestAlgorithms))
             }
-            None => {
-                if self.default.config.algorithm == algorithm {
-                    return found(&self.default, SetKind::Default, Origin::Configured);
-                }
-                self.request_algorithms
-                    .get(&algorithm)
-                    .and_then(|d| found(d, SetKind::Default, Origin::SetRequestAlgorithms))
-            }
+            None => self.resolve_unlisted(algorithm),
         }
+    }
+
+    /// Resolves a method naming `algorithm` for a model without an entry:
+    /// the default set (4.4).
+    pub fn resolve_unlisted(&self, algorithm: Algorithm) -> Option<Resolution<'_>> {
+        let found = |definition, origin| {
+            Some(Resolution {
+                definition,
+                set: SetKind::Default,
+                origin,
+            })
+        };
+        if self.default.config.algorithm == algorithm {
+            return found(&self.default, Origin::Configured);
+        }
+        self.request_algorithms
+            .get(&algorithm)
+            .and_then(|d| found(d, Origin::SetRequestAlgorithms))
     }
 }
 

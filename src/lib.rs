@@ -12,7 +12,9 @@
 //!    snapshot;
 //! 4. [`router`]: route tables at run time, per-request expressions, the
 //!    expression cache, admission and rejections;
-//! 5. [`render`]: diagnostics as JSON, GitHub workflow commands and SARIF
+//! 5. [`diff`]: what a configuration change does, per model (two route
+//!    tables compared, with provenance and newly rejected expressions);
+//! 6. [`render`]: diagnostics as JSON, GitHub workflow commands and SARIF
 //!    (and, with the `cli` feature, miette's graphical report).
 //!
 //! The simulator (`sim`, feature `sim`), the editor server (feature `lsp`)
@@ -25,6 +27,7 @@ pub mod balancer;
 pub mod check;
 pub mod config;
 pub mod diag;
+pub mod diff;
 pub mod ir;
 pub mod render;
 pub mod router;

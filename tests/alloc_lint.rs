@@ -9,7 +9,7 @@
 mod inputs;
 
 use routex::config::{import, load_table};
-use routex::render::{github, json, sarif};
+use routex::render::{diff as render_diff, github, json, sarif};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -145,5 +145,32 @@ fn route_file_errors_cost_the_same_per_line() {
         1_000,
         |n| inputs::route_file(n, false),
         |t| lint_all_formats("fleet.routes", t),
+    );
+}
+
+/// `routex diff` of two configurations in which every model differs:
+/// loading both, comparing, and every output format.
+#[test]
+fn diff_costs_the_same_per_model() {
+    per_item_constant(
+        "diff",
+        1_000,
+        |n| {
+            let (old, new) = inputs::lb_config_pair(n);
+            format!("{old}\u{0}{new}")
+        },
+        |both| {
+            let (old, new) = both.split_once('\u{0}').unwrap_or_default();
+            let (Some(a), Some(b)) = (load_table("old.json", old).0, load_table("new.json", new).0)
+            else {
+                panic!("the generated pair loads");
+            };
+            let diff = routex::diff::diff_tables(&a, &b);
+            assert_eq!(diff.sets.len(), 1 + a.models.len() + a.models.len() / 4);
+            let _ = render_diff::render_human(&diff, "old.json", "new.json");
+            let _ = render_diff::render_json(&diff, "old.json", "new.json");
+            let at = routex::diff::locate("new.json", new);
+            let _ = render_diff::render_github(&diff, "new.json", new, &at);
+        },
     );
 }

@@ -8,7 +8,9 @@
 mod check;
 mod convert;
 pub mod decide;
+mod diff;
 mod fmt;
+mod git;
 pub mod input;
 mod lint;
 pub mod output;
@@ -45,6 +47,9 @@ pub enum Command {
     Lint(LintArgs),
     /// Print expressions or route files in canonical form, or check them.
     Fmt(FmtArgs),
+    /// Compare two configurations (or git revisions of one): per model,
+    /// what resolves differently and which expressions are now rejected.
+    Diff(diff::DiffArgs),
     /// Convert a route file to lb-config.json.
     Build(BuildArgs),
     /// Convert an lb-config.json to a route file.
@@ -116,6 +121,7 @@ fn dispatch(command: &Command) -> i32 {
         Command::Explain(args) => check::run_explain(args),
         Command::Lint(args) => lint::run(args),
         Command::Fmt(args) => fmt::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Build(args) => convert::run_build(args),
         Command::Import(args) => convert::run_import(args),
         Command::Decide(args) => decide::run(args),

@@ -4,6 +4,7 @@
 //! Every renderer takes the reports of one run (one per source) and returns
 //! the text to print; none of them writes to a stream or knows about clap.
 
+pub mod diff;
 pub mod explain;
 pub mod github;
 #[cfg(feature = "cli")]

@@ -3,6 +3,7 @@
 
 mod binary;
 mod commands;
+mod diff;
 mod distribution;
 mod fixtures;
 mod human;

@@ -7,6 +7,7 @@ mod check;
 #[cfg(feature = "cli")]
 mod cli;
 mod config;
+mod diff;
 #[cfg(feature = "cli")]
 mod docs;
 // The editor server is tested through the binary.

@@ -54,3 +54,30 @@ pub fn route_file(lines: usize, errors: bool) -> String {
     }
     text
 }
+
+/// Two versions of a clean [`lb_config`] of `models` entries for `routex
+/// diff`: in the new one every model's `n` changes, every fourth model is
+/// renamed (one removed and one added) and `default` is another
+/// algorithm, so every model differs.
+pub fn lb_config_pair(models: usize) -> (String, String) {
+    let old = lb_config(models, false);
+    let mut new = String::with_capacity(old.len());
+    for line in old.lines() {
+        let line = line.replace("\"n\": 2", "\"n\": 3");
+        let line = line.replace("\"default\": \"power-of-n\"", "\"default\": \"random\"");
+        match line.trim_start().strip_prefix("\"m") {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => {
+                let id: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let renamed = id.parse::<usize>().is_ok_and(|i| i % 4 == 0);
+                if renamed {
+                    new.push_str(&line.replacen(&format!("\"m{id}\""), &format!("\"n{id}\""), 1));
+                } else {
+                    new.push_str(&line);
+                }
+            }
+            _ => new.push_str(&line),
+        }
+        new.push('\n');
+    }
+    (old, new)
+}

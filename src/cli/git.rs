@@ -1,0 +1,106 @@
+//! `routex diff --git`: a file's text at a git revision, through
+//! `git show REV:./FILE` run in the file's directory (so a relative or an
+//! absolute path names the same file as on the command line). Read under
+//! the same 4 MiB limit and UTF-8 rule as a file; every failure (git not
+//! installed, not a repository, a bad revision, a path the revision does
+//! not have) is a one-line usage error, exit 2.
+
+use super::input::{UsageError, MAX_INPUT_BYTES};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The text of `path` at revision `rev`; `name` is how errors call it
+/// (`REV:PATH`).
+pub fn show(rev: &str, path: &Path, name: &str) -> Result<String, UsageError> {
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(UsageError::new(format!(
+            "--git: '{rev}' is not a revision (write REV or REV..REV2, e.g. HEAD~1 or main..HEAD)"
+        )));
+    }
+    let file = path
+        .file_name()
+        .and_then(|f| f.to_str())
+        .ok_or_else(|| UsageError::new(format!("{name}: --git needs the path of a file")))?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .arg("show")
+        .arg(format!("{rev}:./{file}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                UsageError::new("--git: git is not installed (no `git` on PATH)")
+            }
+            _ => UsageError::new(format!("--git: cannot run git: {e}")),
+        })?;
+    let mut bytes = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|out| out.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes));
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(UsageError::new(format!(
+            "{name}: file is larger than the {} MiB input limit",
+            MAX_INPUT_BYTES / (1024 * 1024)
+        )));
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| UsageError::new(format!("{name}: git: {e}")))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let reason = stderr
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().trim_start_matches("fatal: ").to_string())
+            .unwrap_or_else(|| format!("git show failed ({})", output.status));
+        return Err(UsageError::new(format!("{name}: git: {reason}")));
+    }
+    if let Some(Err(e)) = read {
+        return Err(UsageError::new(format!("{name}: git: {e}")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        UsageError::new(format!(
+            "{name}: not valid UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// `REV` or `REV..REV2`: the old revision and, when given, the new one
+/// (without it the new side is the working file).
+pub fn revisions(spec: &str) -> Result<(&str, Option<&str>), UsageError> {
+    match spec.split_once("..") {
+        None => Ok((spec, None)),
+        Some((old, new)) if !old.is_empty() && !new.is_empty() && !new.contains("..") => {
+            Ok((old, Some(new)))
+        }
+        Some(_) => Err(UsageError::new(format!(
+            "--git: '{spec}' is not REV or REV..REV2 (both revisions are needed, e.g. main..HEAD)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revision_specs() {
+        assert_eq!(revisions("HEAD~1"), Ok(("HEAD~1", None)));
+        assert_eq!(revisions("main..HEAD"), Ok(("main", Some("HEAD"))));
+        for bad in ["..HEAD", "main..", "a..b..c", ".."] {
+            assert!(revisions(bad).is_err(), "{bad}");
+        }
+    }
+}

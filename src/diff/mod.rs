@@ -1,0 +1,453 @@
+//! What a configuration change does: two route tables compared per
+//! configuration set (docs/stargate.md 4.4), algorithm by algorithm and field
+//! by field, with the provenance `routex explain` gives each field, and the
+//! per-request expressions the new table rejects that the old one accepted
+//! ([`rejected`]). Works on the IR only, so either file kind (and a route
+//! file against an lb-config.json) compares the same way; `routex diff` is
+//! its client (docs/cli.md "routex diff").
+//!
+//! Cost is linear in the number of models: every lookup is a hash map's,
+//! each set compares at most six algorithms, and a definition equal on
+//! both sides (fields as configured, so provenance too) is skipped without
+//! computing provenance.
+
+mod locate;
+mod rejected;
+
+pub use locate::{locate, Locations};
+pub use rejected::{Rejected, Rejection};
+
+use crate::check::expr::Checked;
+use crate::check::{Implication, Provenance};
+use crate::ir::{Algorithm, Definition, Origin, Resolution, RouteTable, SetKind};
+use indexmap::IndexMap;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Where a resolved definition comes from in its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// The model's own entry under `models` (its configured algorithm).
+    ModelEntry,
+    /// The model entry's own `request_algorithms` (route file: its `allow`).
+    ModelRequestAlgorithms,
+    /// The top-level `request_algorithms` (route file: top-level `allow`).
+    RequestAlgorithms,
+    /// The top-level `default`, for models without an entry.
+    DefaultEntry,
+}
+
+impl Place {
+    fn of(resolution: &Resolution<'_>) -> Place {
+        match (resolution.set, resolution.origin) {
+            (SetKind::Model, Origin::Configured) => Place::ModelEntry,
+            (SetKind::Model, Origin::SetRequestAlgorithms) => Place::ModelRequestAlgorithms,
+            (SetKind::Default, Origin::Configured) => Place::DefaultEntry,
+            (_, _) => Place::RequestAlgorithms,
+        }
+    }
+
+    /// The JSON spelling (`model_entry`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Place::ModelEntry => "model_entry",
+            Place::ModelRequestAlgorithms => "model_request_algorithms",
+            Place::RequestAlgorithms => "request_algorithms",
+            Place::DefaultEntry => "default_entry",
+        }
+    }
+
+    /// The human spelling (`model entry`, ...).
+    pub const fn label(self) -> &'static str {
+        match self {
+            Place::ModelEntry => "model entry",
+            Place::ModelRequestAlgorithms => "model request_algorithms",
+            Place::RequestAlgorithms => "request_algorithms",
+            Place::DefaultEntry => "default entry",
+        }
+    }
+}
+
+/// One side of an algorithm's comparison: the definition a method naming
+/// it resolves to, where it is written, and each field's provenance.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub place: Place,
+    pub definition: Arc<Definition>,
+    /// [`crate::check::provenance`] by IR field name, in IR order.
+    pub provenance: IndexMap<String, Provenance>,
+    /// What implies each implied field ([`crate::check::implications`]).
+    pub implied: IndexMap<String, Implication>,
+}
+
+impl Resolved {
+    fn new(resolution: Resolution<'_>) -> Resolved {
+        let definition = Arc::clone(resolution.definition);
+        // A configuration is an expression that sets nothing over its own
+        // fields: explain's rule then credits the entry or the default.
+        let checked = Checked {
+            base: definition.config.clone(),
+            config: definition.config.clone(),
+            set_by_expression: Vec::new(),
+            policy: None,
+        };
+        Resolved {
+            place: Place::of(&resolution),
+            provenance: crate::check::provenance(&definition.policy, &checked),
+            implied: crate::check::implications(&checked),
+            definition,
+        }
+    }
+
+    /// Where a field's value comes from: the place for a configured value,
+    /// explain's name otherwise (`default`, or a derivation).
+    pub fn source(&self, field: &str) -> Source {
+        match self.provenance.get(field) {
+            Some(Provenance::Config) => Source::Place(self.place),
+            Some(Provenance::Implied) => Source::Implied {
+                by: self.implied.get(field).map_or("", |i| i.by),
+            },
+            Some(other) => Source::Explain(*other),
+            None => Source::Explain(Provenance::Default),
+        }
+    }
+
+    /// Every admission and settings field with its value, in IR order.
+    pub fn fields(&self) -> Vec<(String, Value)> {
+        let json = serde_json::to_value(&self.definition.policy).unwrap_or_default();
+        let mut out = Vec::new();
+        for section in ["admission", "settings"] {
+            if let Some(Value::Object(map)) = json.get(section) {
+                out.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        out
+    }
+}
+
+/// A field's provenance as the diff names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Set in the file, at this place.
+    Place(Place),
+    /// Forced by the value of field `by` (explain's `implied`).
+    Implied { by: &'static str },
+    /// Not set: explain's provenance (`default`).
+    Explain(Provenance),
+}
+
+impl Source {
+    /// The JSON spelling.
+    pub fn name(self) -> String {
+        match self {
+            Source::Place(place) => place.name().to_string(),
+            Source::Implied { .. } => provenance_name(Provenance::Implied),
+            Source::Explain(p) => provenance_name(p),
+        }
+    }
+
+    /// The human spelling.
+    pub fn label(self) -> String {
+        match self {
+            Source::Place(place) => place.label().to_string(),
+            Source::Implied { by } => format!("implied by {by}"),
+            Source::Explain(p) => provenance_name(p),
+        }
+    }
+}
+
+/// explain's own name of a provenance (`default`, ...).
+fn provenance_name(provenance: Provenance) -> String {
+    match serde_json::to_value(provenance) {
+        Ok(Value::String(name)) => name,
+        _ => "default".to_string(),
+    }
+}
+
+/// One field whose value or provenance differs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldChange {
+    pub field: String,
+    pub before: (Value, Source),
+    pub after: (Value, Source),
+}
+
+/// One algorithm of a set that resolves differently.
+#[derive(Clone, Debug)]
+pub struct AlgorithmDiff {
+    pub algorithm: Algorithm,
+    /// `None`: not available (a method naming it is `unavailable`).
+    pub before: Option<Resolved>,
+    pub after: Option<Resolved>,
+    /// Fields whose value or provenance differ, when both sides exist.
+    pub changes: Vec<FieldChange>,
+    /// Per-request expressions accepted before and rejected after.
+    pub rejected: Vec<Rejection>,
+}
+
+impl AlgorithmDiff {
+    /// Whether any field resolves to another value (not only another
+    /// provenance), or the algorithm appears or vanishes.
+    pub fn changes_behaviour(&self) -> bool {
+        self.before.is_none()
+            || self.after.is_none()
+            || self.changes.iter().any(|c| c.before.0 != c.after.0)
+    }
+}
+
+/// How a model's listing changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// Listed in both.
+    Changed,
+    /// Listed only in the new table: before, it used the default set.
+    Added,
+    /// Listed only in the old table: after, it uses the default set.
+    Removed,
+}
+
+impl Presence {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Presence::Changed => "changed",
+            Presence::Added => "added",
+            Presence::Removed => "removed",
+        }
+    }
+}
+
+/// One configuration set that resolves differently.
+#[derive(Clone, Debug)]
+pub struct SetDiff {
+    /// The model id; `None` is every model without an entry.
+    pub model: Option<String>,
+    pub presence: Presence,
+    /// The configured algorithm (no `x-routing-method`), before and after.
+    pub configured: (Algorithm, Algorithm),
+    /// The algorithms that resolve differently, the configured ones
+    /// first, then in [`Algorithm::ALL`] order; those inherited through the top-level `request_algorithms`
+    /// on both sides are in [`TableDiff::request_algorithms`] instead.
+    pub algorithms: Vec<AlgorithmDiff>,
+}
+
+/// A change of the top-level `request_algorithms`, and who inherits it.
+#[derive(Clone, Debug)]
+pub struct TopLevelDiff {
+    pub diff: AlgorithmDiff,
+    /// Whether models without an entry resolve it there (their `default`
+    /// is another algorithm) on both sides.
+    pub unlisted: bool,
+    /// Listed models that resolve it there on both sides (they have no
+    /// entry of their own for it).
+    pub models: usize,
+}
+
+/// Everything that resolves differently between two tables.
+#[derive(Clone, Debug)]
+pub struct TableDiff {
+    pub request_algorithms: Vec<TopLevelDiff>,
+    /// Models without an entry first, then the old table's models in its
+    /// order, then the models only the new table lists.
+    pub sets: Vec<SetDiff>,
+    /// Sets compared (models without an entry, and every model either
+    /// table lists) that resolve every algorithm as before, inherited
+    /// top-level changes aside.
+    pub unchanged: usize,
+}
+
+impl TableDiff {
+    pub fn is_empty(&self) -> bool {
+        self.request_algorithms.is_empty() && self.sets.is_empty()
+    }
+
+    /// Every rejection, top-level and per set.
+    pub fn rejections(&self) -> usize {
+        let top: usize = self
+            .request_algorithms
+            .iter()
+            .map(|t| t.diff.rejected.len())
+            .sum();
+        let sets: usize = self
+            .sets
+            .iter()
+            .flat_map(|s| &s.algorithms)
+            .map(|a| a.rejected.len())
+            .sum();
+        top + sets
+    }
+
+    /// How many sets of each presence differ: (changed, added, removed);
+    /// models without an entry count as changed.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        self.sets
+            .iter()
+            .fold((0, 0, 0), |(c, a, r), s| match s.presence {
+                Presence::Changed => (c + 1, a, r),
+                Presence::Added => (c, a + 1, r),
+                Presence::Removed => (c, a, r + 1),
+            })
+    }
+}
+
+/// A configuration set of one table: a listed model (or one the table
+/// does not list, which gets the default set) or every unlisted model.
+#[derive(Clone, Copy)]
+enum Set<'a> {
+    Model(&'a str),
+    Unlisted,
+}
+
+fn resolve<'t>(
+    table: &'t RouteTable,
+    set: Set<'_>,
+    algorithm: Algorithm,
+) -> Option<Resolution<'t>> {
+    match set {
+        Set::Model(id) => table.resolve(id, algorithm),
+        Set::Unlisted => table.resolve_unlisted(algorithm),
+    }
+}
+
+fn configured(table: &RouteTable, set: Set<'_>) -> Algorithm {
+    match set {
+        Set::Model(id) => table.configured(id).config.algorithm,
+        Set::Unlisted => table.default.config.algorithm,
+    }
+}
+
+/// Compares two tables (docs/cli.md "routex diff" describes the result).
+pub fn diff_tables(old: &RouteTable, new: &RouteTable) -> TableDiff {
+    let mut request_algorithms: Vec<TopLevelDiff> = Algorithm::ALL
+        .into_iter()
+        .filter_map(|a| {
+            let before = old.request_algorithms.get(&a);
+            let after = new.request_algorithms.get(&a);
+            compare(a, before.map(top_level), after.map(top_level)).map(|diff| TopLevelDiff {
+                diff,
+                unlisted: false,
+                models: 0,
+            })
+        })
+        .collect();
+    let mut sets = Vec::new();
+    let mut compared = 0usize;
+    let mut visit = |set: Set<'_>, presence: Presence| {
+        compared += 1;
+        let mut algorithms = Vec::new();
+        for a in Algorithm::ALL {
+            let before = resolve(old, set, a);
+            let after = resolve(new, set, a);
+            let inherited = [&before, &after].iter().all(|r| {
+                r.as_ref()
+                    .is_none_or(|r| Place::of(r) == Place::RequestAlgorithms)
+            });
+            if inherited {
+                if let Some(top) = request_algorithms
+                    .iter_mut()
+                    .find(|t| t.diff.algorithm == a)
+                {
+                    match set {
+                        Set::Unlisted => top.unlisted = true,
+                        Set::Model(_) => top.models += 1,
+                    }
+                }
+                continue;
+            }
+            algorithms.extend(compare(a, before, after));
+        }
+        // The configured algorithms (no `x-routing-method`) first.
+        let (old_alg, new_alg) = (configured(old, set), configured(new, set));
+        algorithms.sort_by_key(|d| d.algorithm != new_alg && d.algorithm != old_alg);
+        if !algorithms.is_empty() || presence != Presence::Changed {
+            sets.push(SetDiff {
+                model: match set {
+                    Set::Model(id) => Some(id.to_string()),
+                    Set::Unlisted => None,
+                },
+                presence,
+                configured: (old_alg, new_alg),
+                algorithms,
+            });
+        }
+    };
+    visit(Set::Unlisted, Presence::Changed);
+    for id in old.models.keys() {
+        let presence = if new.models.contains_key(id) {
+            Presence::Changed
+        } else {
+            Presence::Removed
+        };
+        visit(Set::Model(id), presence);
+    }
+    for id in new.models.keys().filter(|id| !old.models.contains_key(*id)) {
+        visit(Set::Model(id), Presence::Added);
+    }
+    let unchanged = compared - sets.len();
+    TableDiff {
+        request_algorithms,
+        sets,
+        unchanged,
+    }
+}
+
+/// A top-level `request_algorithms` entry as a resolution.
+fn top_level(definition: &Arc<Definition>) -> Resolution<'_> {
+    Resolution {
+        definition,
+        set: SetKind::Default,
+        origin: Origin::SetRequestAlgorithms,
+    }
+}
+
+/// One algorithm's two resolutions, or `None` when they are the same
+/// definition from the same place.
+fn compare(
+    algorithm: Algorithm,
+    before: Option<Resolution<'_>>,
+    after: Option<Resolution<'_>>,
+) -> Option<AlgorithmDiff> {
+    let same = match (&before, &after) {
+        (None, None) => true,
+        (Some(b), Some(a)) => {
+            Place::of(b) == Place::of(a)
+                && (Arc::ptr_eq(b.definition, a.definition) || b.definition == a.definition)
+        }
+        _ => false,
+    };
+    if same {
+        return None;
+    }
+    let before = before.map(Resolved::new);
+    let after = after.map(Resolved::new);
+    let changes = match (&before, &after) {
+        (Some(b), Some(a)) => field_changes(b, a),
+        _ => Vec::new(),
+    };
+    let rejected = rejected::rejected(algorithm, before.as_ref(), after.as_ref());
+    Some(AlgorithmDiff {
+        algorithm,
+        before,
+        after,
+        changes,
+        rejected,
+    })
+}
+
+/// The fields of one algorithm (the same set on both sides) whose value or
+/// provenance differs.
+fn field_changes(before: &Resolved, after: &Resolved) -> Vec<FieldChange> {
+    let after_fields: IndexMap<String, Value> = after.fields().into_iter().collect();
+    before
+        .fields()
+        .into_iter()
+        .filter_map(|(field, old)| {
+            let new = after_fields.get(&field)?.clone();
+            let (from_old, from_new) = (before.source(&field), after.source(&field));
+            (old != new || from_old != from_new).then(|| FieldChange {
+                before: (old, from_old),
+                after: (new, from_new),
+                field,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,108 @@
+//! Which per-request expressions the new table rejects that the old one
+//! accepted, for one algorithm of one configuration set.
+//!
+//! Derived from what checking an expression reads of the table
+//! (docs/stargate.md 5.3-5.5): syntax, the method name, each parameter's
+//! applicability and value are the same for every table, and the builder
+//! cannot refuse a valid base with valid parameters. Only two checks read
+//! the table:
+//! - `unavailable`: whether the set resolves the algorithm (4.4); when it
+//!   no longer does, every expression naming it is rejected;
+//! - `inert_combination`: an expression that sets one queue-time bound is
+//!   completed by the other bound in its base; when the old base held that
+//!   bound and the new one does not, such expressions are rejected.
+
+use super::Resolved;
+use crate::check::schema::{is_set, Field};
+use crate::diag::Code;
+use crate::ir::Algorithm;
+
+/// What makes an expression newly rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rejected {
+    /// Every expression naming the algorithm, method-only or not.
+    Unavailable,
+    /// Expressions that set `sets` but not `missing`: the old base held
+    /// `missing`, the new base does not.
+    LoneBound { sets: Field, missing: Field },
+}
+
+/// One class of newly rejected expressions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub algorithm: Algorithm,
+    pub rejected: Rejected,
+}
+
+impl Rejection {
+    /// The code such an expression now gets.
+    pub const fn code(&self) -> Code {
+        match self.rejected {
+            Rejected::Unavailable => Code::Unavailable,
+            Rejected::LoneBound { .. } => Code::InertCombination,
+        }
+    }
+
+    /// The expressions, in header form: `pulsar;...` stands for any
+    /// parameters.
+    pub fn expressions(&self) -> String {
+        let alg = self.algorithm;
+        match self.rejected {
+            Rejected::Unavailable => format!("{alg}, {alg};..."),
+            Rejected::LoneBound { sets, missing } => {
+                format!("{alg};{}=... without {}", sets.name(), missing.name())
+            }
+        }
+    }
+
+    /// Why, in one sentence.
+    pub fn reason(&self) -> String {
+        match self.rejected {
+            Rejected::Unavailable => format!("{} is no longer configured", self.algorithm),
+            Rejected::LoneBound { missing, .. } => {
+                format!("the base no longer sets {}", missing.name())
+            }
+        }
+    }
+
+    /// Whether an expression naming `algorithm` and setting `fields` (any
+    /// values) is in this class: the test of the derivation.
+    pub fn covers(&self, algorithm: Algorithm, fields: &[Field]) -> bool {
+        algorithm == self.algorithm
+            && match self.rejected {
+                Rejected::Unavailable => true,
+                Rejected::LoneBound { sets, missing } => {
+                    fields.contains(&sets) && !fields.contains(&missing)
+                }
+            }
+    }
+}
+
+/// The newly rejected classes of one algorithm's two resolutions.
+pub fn rejected(
+    algorithm: Algorithm,
+    before: Option<&Resolved>,
+    after: Option<&Resolved>,
+) -> Vec<Rejection> {
+    let of = |rejected| Rejection {
+        algorithm,
+        rejected,
+    };
+    let Some(before) = before else {
+        return Vec::new();
+    };
+    let Some(after) = after else {
+        return vec![of(Rejected::Unavailable)];
+    };
+    let (floor, ceil) = (Field::MaxQueueTimeFloorMs, Field::MaxQueueTimeCeilMs);
+    if !floor.expression_algorithms().contains(&algorithm) {
+        return Vec::new();
+    }
+    let old = &before.definition.config.fields;
+    let new = &after.definition.config.fields;
+    [(ceil, floor), (floor, ceil)]
+        .into_iter()
+        .filter(|(_, missing)| is_set(old, *missing) && !is_set(new, *missing))
+        .map(|(sets, missing)| of(Rejected::LoneBound { sets, missing }))
+        .collect()
+}

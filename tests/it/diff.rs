@@ -1,0 +1,374 @@
+//! The policy diff through the library (`routex::diff`): the fields and
+//! provenance it reports on the bundled pairs (tests/inputs/diff), and its
+//! rejected-expression classes against the real expression compiler.
+
+use routex::check::compile_request_expression;
+use routex::check::schema::Field;
+use routex::config::load_table;
+use routex::diag::Code;
+use routex::diff::{
+    diff_tables, AlgorithmDiff, Place, Presence, Rejected, Rejection, SetDiff, Source, TableDiff,
+};
+use routex::ir::{Algorithm, Origin, RouteTable};
+use serde_json::{json, Value};
+
+fn table(path: &str) -> RouteTable {
+    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
+    let (table, report) = load_table(path, &text);
+    assert!(!report.has_errors(), "{path}: {:?}", report.diagnostics);
+    table.unwrap_or_else(|| panic!("{path} builds"))
+}
+
+fn pair(name: &str) -> (RouteTable, RouteTable, TableDiff) {
+    let old = table(&format!("tests/inputs/diff/old.{name}"));
+    let new = table(&format!("tests/inputs/diff/new.{name}"));
+    let diff = diff_tables(&old, &new);
+    (old, new, diff)
+}
+
+fn set<'a>(diff: &'a TableDiff, model: Option<&str>) -> &'a SetDiff {
+    diff.sets
+        .iter()
+        .find(|s| s.model.as_deref() == model)
+        .unwrap_or_else(|| panic!("{model:?} differs"))
+}
+
+fn algorithm(set: &SetDiff, algorithm: Algorithm) -> &AlgorithmDiff {
+    set.algorithms
+        .iter()
+        .find(|a| a.algorithm == algorithm)
+        .unwrap_or_else(|| panic!("{algorithm} differs in {:?}", set.model))
+}
+
+/// (field, before value, before source, after value, after source).
+fn changes(a: &AlgorithmDiff) -> Vec<(String, Value, String, Value, String)> {
+    a.changes
+        .iter()
+        .map(|c| {
+            (
+                c.field.clone(),
+                c.before.0.clone(),
+                c.before.1.name(),
+                c.after.0.clone(),
+                c.after.1.name(),
+            )
+        })
+        .collect()
+}
+
+fn row(
+    field: &str,
+    before: Value,
+    from: &str,
+    after: Value,
+    to: &str,
+) -> (String, Value, String, Value, String) {
+    (field.into(), before, from.into(), after, to.into())
+}
+
+#[test]
+fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
+    let (_, _, diff) = pair("json");
+    let llama = set(&diff, Some("llama-3-70b"));
+    assert_eq!(llama.presence, Presence::Changed);
+    let pww = algorithm(llama, Algorithm::PulsarWaitAndWiden);
+    let rows = changes(pww);
+    assert!(rows.contains(&row(
+        "cache_affinity_wait_ms",
+        json!(300),
+        "model_entry",
+        json!(400),
+        "model_entry"
+    )));
+    assert!(rows.contains(&row(
+        "consider_kv_free_tokens",
+        json!(false),
+        "default",
+        json!(true),
+        "model_entry"
+    )));
+    // explain's implication: consider_kv_free_tokens forces it.
+    assert!(rows.contains(&row(
+        "require_input_tokens",
+        json!(false),
+        "default",
+        json!(true),
+        "implied"
+    )));
+    let implied = pww
+        .changes
+        .iter()
+        .find(|c| c.field == "require_input_tokens");
+    assert_eq!(
+        implied.map(|c| c.after.1.label()).as_deref(),
+        Some("implied by consider_kv_free_tokens")
+    );
+    // Unchanged fields are not listed.
+    assert!(rows
+        .iter()
+        .all(|r| r.0 != "seed" && r.0 != "max_queue_time_ceil_ms"));
+    assert!(pww.rejected.is_empty());
+    // The model's own round-robin is gone, with every expression naming it.
+    let rr = algorithm(llama, Algorithm::RoundRobin);
+    assert_eq!(
+        rr.before.as_ref().map(|r| r.place),
+        Some(Place::ModelRequestAlgorithms)
+    );
+    assert!(rr.after.is_none());
+    assert_eq!(
+        rr.rejected,
+        [Rejection {
+            algorithm: Algorithm::RoundRobin,
+            rejected: Rejected::Unavailable
+        }]
+    );
+
+    let mixtral = algorithm(set(&diff, Some("mixtral-8x7b")), Algorithm::WaitAndWiden);
+    assert_eq!(
+        changes(mixtral),
+        [
+            row("n", json!(2), "default", json!(2), "model_entry"),
+            row(
+                "max_queue_time_floor_ms",
+                json!(200),
+                "model_entry",
+                Value::Null,
+                "default"
+            ),
+        ]
+    );
+    assert_eq!(
+        mixtral.rejected,
+        [Rejection {
+            algorithm: Algorithm::WaitAndWiden,
+            rejected: Rejected::LoneBound {
+                sets: Field::MaxQueueTimeCeilMs,
+                missing: Field::MaxQueueTimeFloorMs
+            }
+        }]
+    );
+    assert_eq!(mixtral.rejected[0].code(), Code::InertCombination);
+}
+
+#[test]
+fn added_and_removed_models_compare_against_the_default_set() {
+    let (_, _, diff) = pair("json");
+    let qwen = set(&diff, Some("qwen-2-72b"));
+    assert_eq!(qwen.presence, Presence::Added);
+    assert_eq!(qwen.configured, (Algorithm::PowerOfN, Algorithm::PowerOfN));
+    let p2 = algorithm(qwen, Algorithm::PowerOfN);
+    assert_eq!(
+        (
+            p2.before.as_ref().map(|r| r.place),
+            p2.after.as_ref().map(|r| r.place)
+        ),
+        (Some(Place::DefaultEntry), Some(Place::ModelEntry))
+    );
+    assert_eq!(
+        changes(p2),
+        [row(
+            "sample_count",
+            json!(2),
+            "default",
+            json!(3),
+            "model_entry"
+        )]
+    );
+
+    let retired = set(&diff, Some("retired"));
+    assert_eq!(retired.presence, Presence::Removed);
+    assert_eq!(retired.configured, (Algorithm::Random, Algorithm::PowerOfN));
+    let random = algorithm(retired, Algorithm::Random);
+    assert!(random.after.is_none());
+    assert_eq!(random.rejected.len(), 1);
+    assert_eq!(diff.counts(), (2, 1, 1));
+    // Unlisted models (only inherited changes) and llama-3-8b.
+    assert_eq!(diff.unchanged, 2);
+}
+
+#[test]
+fn top_level_changes_are_reported_once_with_who_inherits_them() {
+    let (_, _, diff) = pair("json");
+    let tops: Vec<(Algorithm, bool, usize)> = diff
+        .request_algorithms
+        .iter()
+        .map(|t| (t.diff.algorithm, t.unlisted, t.models))
+        .collect();
+    // random: every model but `retired` (its own random) inherited it;
+    // pulsar: all five listed models.
+    assert_eq!(
+        tops,
+        [(Algorithm::Random, true, 4), (Algorithm::Pulsar, true, 5)]
+    );
+    let pulsar = &diff.request_algorithms[1].diff;
+    assert_eq!(
+        changes(pulsar),
+        [row(
+            "seed",
+            json!("req-v1"),
+            "request_algorithms",
+            json!("req-v2"),
+            "request_algorithms"
+        )]
+    );
+    // No set repeats an inherited change.
+    assert!(diff
+        .sets
+        .iter()
+        .flat_map(|s| &s.algorithms)
+        .all(|a| a.algorithm != Algorithm::Pulsar));
+}
+
+#[test]
+fn route_file_pair_credits_the_default_entry_and_allows() {
+    let (_, _, diff) = pair("routes");
+    let unlisted = set(&diff, None);
+    let pulsar = algorithm(unlisted, Algorithm::Pulsar);
+    assert_eq!(
+        changes(pulsar),
+        [row(
+            "seed",
+            json!("fleet-v1"),
+            "default_entry",
+            json!("fleet-v2"),
+            "default_entry"
+        )]
+    );
+    let ww = &diff.request_algorithms[0];
+    assert_eq!(
+        (ww.diff.algorithm, ww.unlisted, ww.models),
+        (Algorithm::WaitAndWiden, true, 1)
+    );
+    assert_eq!(ww.diff.rejected.len(), 2, "{:?}", ww.diff.rejected);
+}
+
+#[test]
+fn identical_tables_and_one_configuration_in_both_kinds_have_no_difference() {
+    for path in ["examples/lb-config.json", "examples/fleet.routes"] {
+        let t = table(path);
+        let diff = diff_tables(&t, &t);
+        assert!(diff.is_empty(), "{path}");
+        assert_eq!(diff.unchanged, 1 + t.models.len());
+    }
+    // The library compares the IR: a route file and the lb-config.json it
+    // builds to resolve alike.
+    let diff = diff_tables(
+        &table("examples/fleet.routes"),
+        &table("examples/lb-config.json"),
+    );
+    assert!(diff.is_empty(), "{:?}", diff.sets);
+}
+
+#[test]
+fn provenance_only_changes_are_not_behaviour_changes() {
+    let (_, _, diff) = pair("json");
+    let mixtral = algorithm(set(&diff, Some("mixtral-8x7b")), Algorithm::WaitAndWiden);
+    let n = &mixtral.changes[0];
+    assert_eq!(n.before.0, n.after.0);
+    assert_eq!(
+        n.before.1,
+        Source::Explain(routex::check::Provenance::Default)
+    );
+    assert_eq!(n.after.1, Source::Place(Place::ModelEntry));
+}
+
+/// Expressions of every algorithm: method only, one bound alone, both.
+fn expressions() -> Vec<(Algorithm, Vec<Field>, String)> {
+    let mut out = Vec::new();
+    for alg in Algorithm::ALL {
+        out.push((alg, vec![], alg.name().to_string()));
+        out.push((
+            alg,
+            vec![],
+            format!("{alg};require_cache_affinity_key=true"),
+        ));
+        if Field::MaxQueueTimeFloorMs
+            .expression_algorithms()
+            .contains(&alg)
+        {
+            let (floor, ceil) = (Field::MaxQueueTimeFloorMs, Field::MaxQueueTimeCeilMs);
+            out.push((
+                alg,
+                vec![floor],
+                format!("{alg};max_queue_time_floor_ms=10"),
+            ));
+            out.push((
+                alg,
+                vec![ceil],
+                format!("{alg};max_queue_time_ceil_ms=9000"),
+            ));
+            out.push((
+                alg,
+                vec![floor, ceil],
+                format!("{alg};max_queue_time_floor_ms=10;max_queue_time_ceil_ms=9000"),
+            ));
+        }
+    }
+    out
+}
+
+/// Whether `model` resolves `alg` through the top-level entries (or not
+/// at all) in `table`: it then inherits a top-level change.
+fn inherits(table: &RouteTable, model: &str, alg: Algorithm) -> bool {
+    match table.resolve(model, alg) {
+        None => true,
+        Some(r) if table.models.contains_key(model) => {
+            r.origin == Origin::TopLevelRequestAlgorithms
+        }
+        Some(r) => r.origin == Origin::SetRequestAlgorithms,
+    }
+}
+
+/// The derivation of docs/cli.md ("Which expressions are now rejected"),
+/// checked against the compiler: an expression is in a reported class
+/// exactly when the old table accepts it for the model and the new one
+/// rejects it, with the class's code.
+#[test]
+fn rejected_classes_are_exactly_what_the_compiler_now_rejects() {
+    for name in ["json", "routes"] {
+        let (old, new, diff) = pair(name);
+        let mut models: Vec<String> = old
+            .models
+            .keys()
+            .chain(new.models.keys())
+            .cloned()
+            .collect();
+        models.push("a-model-neither-lists".into());
+        let mut seen = 0;
+        for model in &models {
+            let listed = new.models.contains_key(model) || old.models.contains_key(model);
+            let own = diff
+                .sets
+                .iter()
+                .find(|s| s.model.as_deref() == listed.then_some(model.as_str()));
+            for (alg, fields, expr) in expressions() {
+                let before = compile_request_expression(&old, model, &expr);
+                let after = compile_request_expression(&new, model, &expr);
+                let newly = before.is_ok() && after.is_err();
+                let classes: Vec<&Rejection> =
+                    match own.and_then(|s| s.algorithms.iter().find(|a| a.algorithm == alg)) {
+                        Some(a) => a.rejected.iter().collect(),
+                        None if inherits(&old, model, alg) && inherits(&new, model, alg) => diff
+                            .request_algorithms
+                            .iter()
+                            .filter(|t| t.diff.algorithm == alg)
+                            .flat_map(|t| &t.diff.rejected)
+                            .collect(),
+                        None => Vec::new(),
+                    };
+                let covered = classes.iter().find(|r| r.covers(alg, &fields));
+                assert_eq!(
+                    newly,
+                    covered.is_some(),
+                    "{name}: {model}: {expr}: {classes:?}"
+                );
+                if let (Some(class), Err(error)) = (covered, &after) {
+                    assert_eq!(error.code, class.code(), "{name}: {model}: {expr}");
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= 6, "{name}: only {seen} newly rejected expressions");
+    }
+}
