@@ -206,7 +206,7 @@ fn classify(name: &str, language_id: &str, text: &str) -> (Kind, Decided) {
     let key = |k: &str| top.as_ref().and_then(|m| m.get(k));
     let kind = if key("$schema")
         .and_then(|s| s.as_str())
-        .is_some_and(|s| s.contains("routex"))
+        .is_some_and(crate::config::names_routex_schema)
     {
         Kind::Config
     } else if key("policies").is_some() && key("topology").is_some() {
@@ -234,6 +234,24 @@ mod tests {
                 r#"{"$schema": "https://example.org/routex/lb-config.schema.json"}"#
             ),
             Kind::Config
+        );
+        // The rule the checker uses: the schema's $id or file name, not any
+        // URL that mentions routex.
+        let id = format!(r#"{{"$schema": "{}"}}"#, crate::config::SCHEMA_ID);
+        assert_eq!(k("x.json", &id), Kind::Config);
+        assert_eq!(
+            k(
+                "x.json",
+                r#"{"$schema": "./.vscode/lb-config.schema.json"}"#
+            ),
+            Kind::Config
+        );
+        assert_eq!(
+            k(
+                "x.json",
+                r#"{"$schema": "https://routex.example/package.schema.json"}"#
+            ),
+            Kind::Other
         );
         assert_eq!(k("x.json", r#"{"models": {}}"#), Kind::Config);
         assert_eq!(k("x.json", "{not json"), Kind::Config);
