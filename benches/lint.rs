@@ -45,13 +45,19 @@ fn clean(c: &mut Criterion) {
     g.finish();
 }
 
-/// One error per model: check plus each renderer.
+/// One error per model: check plus each renderer, with the reference
+/// parse of the same text in the same run.
 fn errors(c: &mut Criterion) {
     let mut g = c.benchmark_group("lint_errors");
     g.sample_size(10);
     for models in SIZES {
         let text = inputs::lb_config(models, true);
         let check = |t: &str| lint("lb-config.json", black_box(t));
+        g.bench_with_input(
+            BenchmarkId::new("serde_json_value", models),
+            &text,
+            |b, t| b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(t))),
+        );
         g.bench_with_input(BenchmarkId::new("check", models), &text, |b, t| {
             b.iter(|| check(t))
         });

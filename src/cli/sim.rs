@@ -4,8 +4,8 @@
 
 use crate::diag::Report;
 use crate::render::human;
-use crate::sim::park::WaitMode;
 use crate::sim::scenario::{self, Prepared};
+use crate::sim::WaitMode;
 use crate::sim::{output, plot, shard, sweep};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

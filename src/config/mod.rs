@@ -36,6 +36,27 @@ pub fn looks_like_lb_config(text: &str) -> bool {
     }
 }
 
+/// The `$id` of the lb-config.json schema `routex schema` prints.
+pub const SCHEMA_ID: &str = concat!(
+    env!("CARGO_PKG_REPOSITORY"),
+    "/blob/main/docs/lb-config.schema.json"
+);
+
+/// The file name the schema is saved under (docs/cli.md "routex schema").
+pub const SCHEMA_FILE: &str = "lb-config.schema.json";
+
+/// Whether a `$schema` value names routex's lb-config.json schema: its
+/// [`SCHEMA_ID`], or a path or URL whose last segment is [`SCHEMA_FILE`].
+/// The one rule for `$schema`: the editor server reads a JSON file that
+/// names it as an lb-config.json, and the checker, which rejects the key
+/// as stargate does (docs/stargate.md 4.1: unknown top-level fields are
+/// rejected), says where such a reference belongs instead.
+pub fn names_routex_schema(value: &str) -> bool {
+    let value = value.trim();
+    let path = value.split(['#', '?']).next().unwrap_or(value);
+    value == SCHEMA_ID || path.rsplit(['/', '\\']).next() == Some(SCHEMA_FILE)
+}
+
 /// Loads a route table from either format: `*.routes` as a route file,
 /// anything else as lb-config.json.
 pub fn load_table(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {

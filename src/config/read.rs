@@ -111,6 +111,7 @@ impl Reader<'_> {
                         self.request_algorithms(&m.value, None, Place::RequestAlgorithm)
                 }
                 "models" => models = self.models(&m.value),
+                "$schema" => self.schema_key(m),
                 other => {
                     let mut d = Diagnostic::new(
                         Code::UnknownField,
@@ -136,6 +137,28 @@ impl Reader<'_> {
             request_algorithms: request_algorithms?,
             models: models?,
         })
+    }
+
+    /// A top-level `$schema`, which editors add for a JSON Schema: still an
+    /// unknown field, since stargate refuses to start with one
+    /// (docs/stargate.md 4.1), with help saying where the schema goes.
+    fn schema_key(&mut self, m: &Member) {
+        let routex = matches!(&m.value.value, Json::String(v) if super::names_routex_schema(v));
+        let help = if routex {
+            "remove it, and map routex's schema onto the file in the editor instead \
+             (VS Code `json.schemas`, docs/cli.md \"routex schema\")"
+        } else {
+            "remove it: stargate reads only `default`, `request_algorithms` and `models`"
+        };
+        self.push(
+            Diagnostic::new(
+                Code::UnknownField,
+                m.key_span,
+                "unknown field `$schema`: stargate refuses to start with any top-level \
+                 field but `default`, `request_algorithms` and `models`",
+            )
+            .with_help(help),
+        );
     }
 
     /// An algorithm name, exact and case-sensitive; aliases warn.

@@ -28,8 +28,8 @@ pub fn complete<'a>(
     let text = document.text.as_str();
     let raw = match document.kind {
         Kind::Routes => route_items(text, offset, false, others),
-        Kind::Config => json_items(text, offset, &[], others),
-        Kind::Scenario => scenario_items(text, offset, others),
+        Kind::Config => json_items(text, offset, &document.json_cursor(offset), &[], others),
+        Kind::Scenario => scenario_items(text, offset, &document.json_cursor(offset), others),
         Kind::Other => Vec::new(),
     };
     raw.into_iter()
@@ -252,14 +252,14 @@ fn route_items<'a>(
 fn json_items<'a>(
     text: &str,
     offset: usize,
+    cursor: &scan::Cursor,
     prefix: &[&str],
     others: impl Iterator<Item = &'a Document>,
 ) -> Vec<Item> {
-    let cursor = scan::cursor(text, offset);
     let Some(path) = strip(&cursor.path, prefix) else {
         return Vec::new();
     };
-    json_items_at(text, offset, &cursor, &path, others)
+    json_items_at(text, offset, cursor, &path, others)
 }
 
 fn strip(path: &[String], prefix: &[&str]) -> Option<Vec<String>> {
@@ -360,11 +360,11 @@ fn json_items_at<'a>(
 fn scenario_items<'a>(
     text: &str,
     offset: usize,
+    cursor: &scan::Cursor,
     others: impl Iterator<Item = &'a Document>,
 ) -> Vec<Item> {
-    let cursor = scan::cursor(text, offset);
     if matches!(cursor.path.first(), Some(k) if k == "base_config") {
-        return json_items(text, offset, &["base_config"], others);
+        return json_items(text, offset, cursor, &["base_config"], others);
     }
     match (cursor.path.as_slice(), &cursor.slot, cursor.token) {
         ([p], Slot::Value(_), Some(token)) if p == "policies" => {

@@ -4,6 +4,7 @@
 
 use super::analysis::Analysis;
 use super::position::Lines;
+use super::scan;
 use crate::diag::Span;
 use lsp_types::{TextDocumentContentChangeEvent, Uri};
 use std::cell::OnceCell;
@@ -55,6 +56,9 @@ pub struct Document {
     pub name: String,
     pub lines: Lines,
     analysis: OnceCell<Analysis>,
+    /// Where JSON cursor scans resume; made on the first hover or
+    /// completion after a change.
+    checkpoints: OnceCell<Vec<scan::Checkpoint>>,
 }
 
 impl Document {
@@ -69,7 +73,28 @@ impl Document {
             decided,
             name,
             analysis: OnceCell::new(),
+            checkpoints: OnceCell::new(),
         }
+    }
+
+    /// The JSON context at byte `offset`, scanned from the nearest
+    /// checkpoint: at most [`scan::CHECKPOINT_SPACING`] bytes per request
+    /// once the document's checkpoints exist.
+    pub fn json_cursor(&self, offset: usize) -> scan::Cursor {
+        scan::cursor_from(&self.text, self.checkpoints(), offset)
+    }
+
+    /// Makes the checkpoints of a JSON document now (the server does it
+    /// once the diagnostics of a change are out, while the editor is idle).
+    pub fn prepare_cursor(&self) {
+        if matches!(self.kind, Kind::Config | Kind::Scenario) {
+            self.checkpoints();
+        }
+    }
+
+    fn checkpoints(&self) -> &[scan::Checkpoint] {
+        self.checkpoints
+            .get_or_init(|| scan::checkpoints(&self.text))
     }
 
     /// The analysis of the current text.
@@ -107,6 +132,7 @@ impl Document {
         }
         self.version = version;
         self.analysis = OnceCell::new();
+        self.checkpoints = OnceCell::new();
         if self.decided == Decided::ByContent && self.kind == Kind::Other {
             self.kind = classify(&self.name, "json", &self.text).0;
         }
@@ -180,7 +206,7 @@ fn classify(name: &str, language_id: &str, text: &str) -> (Kind, Decided) {
     let key = |k: &str| top.as_ref().and_then(|m| m.get(k));
     let kind = if key("$schema")
         .and_then(|s| s.as_str())
-        .is_some_and(|s| s.contains("routex"))
+        .is_some_and(crate::config::names_routex_schema)
     {
         Kind::Config
     } else if key("policies").is_some() && key("topology").is_some() {
@@ -208,6 +234,24 @@ mod tests {
                 r#"{"$schema": "https://example.org/routex/lb-config.schema.json"}"#
             ),
             Kind::Config
+        );
+        // The rule the checker uses: the schema's $id or file name, not any
+        // URL that mentions routex.
+        let id = format!(r#"{{"$schema": "{}"}}"#, crate::config::SCHEMA_ID);
+        assert_eq!(k("x.json", &id), Kind::Config);
+        assert_eq!(
+            k(
+                "x.json",
+                r#"{"$schema": "./.vscode/lb-config.schema.json"}"#
+            ),
+            Kind::Config
+        );
+        assert_eq!(
+            k(
+                "x.json",
+                r#"{"$schema": "https://routex.example/package.schema.json"}"#
+            ),
+            Kind::Other
         );
         assert_eq!(k("x.json", r#"{"models": {}}"#), Kind::Config);
         assert_eq!(k("x.json", "{not json"), Kind::Config);

@@ -38,11 +38,11 @@ pub fn hover(document: &Document, offset: usize) -> Option<Hover> {
             (t, s, false)
         }
         Kind::Config => {
-            let (t, s) = json_target(text, offset)?;
+            let (t, s) = json_target(document, offset)?;
             (t, s, true)
         }
         Kind::Scenario => {
-            let (t, s) = policy_target(text, offset)?;
+            let (t, s) = policy_target(document, offset)?;
             (t, s, false)
         }
         Kind::Other => return None,
@@ -251,8 +251,9 @@ fn expr_target(expr: &Expr, offset: usize, model: Option<&str>) -> Option<(Targe
 
 /// A scenario's policy expression under the cursor (no effective value:
 /// it depends on the scenario's base configuration and router model).
-fn policy_target(text: &str, offset: usize) -> Option<(Target, Span)> {
-    let cursor = scan::cursor(text, offset + 1);
+fn policy_target(document: &Document, offset: usize) -> Option<(Target, Span)> {
+    let text = &document.text;
+    let cursor = document.json_cursor(offset + 1);
     let token = cursor.token?;
     let is_policy = matches!(cursor.path.as_slice(), [p] if p == "policies")
         && matches!(cursor.slot, Slot::Value(_))
@@ -338,9 +339,10 @@ pub fn object_algorithm(text: &str, open: Option<usize>) -> Option<Algorithm> {
 }
 
 /// The target under the cursor in an lb-config.json.
-fn json_target(text: &str, offset: usize) -> Option<(Target, Span)> {
+fn json_target(document: &Document, offset: usize) -> Option<(Target, Span)> {
+    let text = &document.text;
     // The character at `offset`: a token starting there counts.
-    let cursor = scan::cursor(text, offset + 1);
+    let cursor = document.json_cursor(offset + 1);
     let token = cursor.token?;
     let word = match token.tok {
         Tok::Str { .. } => scan::string_text(text, token),
@@ -350,13 +352,7 @@ fn json_target(text: &str, offset: usize) -> Option<(Target, Span)> {
     let target = match &cursor.slot {
         Slot::Key if is_request_algorithms(path) => Target::Algorithm(word.into()),
         Slot::Key if matches!(path.as_slice(), [m] if m == "models") => {
-            let members = scan::members(text, cursor.object?);
-            let value = members.iter().find(|m| m.key_span == token.span)?;
-            let alg = match &value.string_value {
-                Some(name) => Algorithm::from_json_name(name)?.0,
-                None => model_algorithm(text, token.span.end)?,
-            };
-            Target::Model(word.into(), alg)
+            Target::Model(word.into(), model_algorithm(text, token.span.end)?)
         }
         Slot::Key => field_target(text, &cursor, word)?,
         Slot::Value(key) if key == "default" && path.is_empty() => Target::Algorithm(word.into()),
@@ -379,11 +375,16 @@ fn field_target(text: &str, cursor: &scan::Cursor, key: &str) -> Option<Target> 
     Some(Target::Field(field, entry))
 }
 
-/// The `algorithm` of the detailed object that starts after `from` (a
-/// model id's key).
+/// The algorithm of the value after `from` (a model id's key): a name, or
+/// the `algorithm` of a detailed object. Reads that value only, not the
+/// rest of `models`.
 fn model_algorithm(text: &str, from: usize) -> Option<Algorithm> {
-    let open = scan::Lexer::new(text, from).find(|t| t.tok != Tok::Colon)?;
-    (open.tok == Tok::Open(b'{'))
-        .then(|| object_algorithm(text, Some(open.span.start)))
-        .flatten()
+    let value = scan::Lexer::new(text, from).find(|t| t.tok != Tok::Colon)?;
+    match value.tok {
+        Tok::Str { .. } => {
+            Algorithm::from_json_name(scan::string_text(text, value)).map(|(a, _)| a)
+        }
+        Tok::Open(b'{') => object_algorithm(text, Some(value.span.start)),
+        _ => None,
+    }
 }

@@ -2,7 +2,8 @@
 //! keys lead to the object), in which slot (a key or the value of a key),
 //! on which string. Unlike `config::json` it never fails: a document being
 //! typed (`{"models": {"m": {"alg`) still has a context. One pass from the
-//! start to the cursor, nesting kept up to [`MAX_DEPTH`].
+//! start to the cursor (or from the nearest [`Checkpoint`]), nesting kept
+//! up to [`MAX_DEPTH`].
 
 use crate::diag::Span;
 
@@ -195,6 +196,7 @@ enum State {
     AfterValue,
 }
 
+#[derive(Clone, Debug)]
 struct Frame {
     /// The key this container is the value of.
     key: String,
@@ -203,23 +205,53 @@ struct Frame {
     state: State,
 }
 
-/// The context of the cursor at byte `offset`.
-pub fn cursor(text: &str, offset: usize) -> Cursor {
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut too_deep = 0usize;
-    let mut current = None;
+/// The scanner's nesting after some prefix of the tokens.
+#[derive(Clone, Debug, Default)]
+struct Walk {
+    stack: Vec<Frame>,
+    /// Containers open beyond [`MAX_DEPTH`].
+    too_deep: usize,
+}
+
+/// Where a scan may resume: the nesting after every token that ends at or
+/// before `pos` (a token boundary, so the lexer restarts there exactly).
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pos: usize,
+    walk: Walk,
+}
+
+/// Bytes between checkpoints: a cursor scans at most this much (plus one
+/// token) instead of the whole text before it.
+pub const CHECKPOINT_SPACING: usize = 32 * 1024;
+
+/// Checkpoints over the whole text, about one per [`CHECKPOINT_SPACING`]
+/// bytes: one pass, kept with the document until it changes, so hover and
+/// completion at the end of a 4 MiB file do not rescan it.
+pub fn checkpoints(text: &str) -> Vec<Checkpoint> {
+    checkpoints_every(text, CHECKPOINT_SPACING)
+}
+
+fn checkpoints_every(text: &str, spacing: usize) -> Vec<Checkpoint> {
+    let mut out = Vec::with_capacity(text.len() / spacing.max(1) + 1);
+    let mut walk = Walk::default();
+    let mut next = spacing;
     for token in Lexer::new(text, 0) {
-        let touches = match token.tok {
-            Tok::Str { .. } | Tok::Word => token.span.start < offset && offset <= token.span.end,
-            _ => false,
-        };
-        if touches {
-            current = Some(token);
-            break;
+        walk.step(text, token);
+        if token.span.end >= next {
+            out.push(Checkpoint {
+                pos: token.span.end,
+                walk: walk.clone(),
+            });
+            next = token.span.end.saturating_add(spacing);
         }
-        if token.span.start >= offset {
-            break;
-        }
+    }
+    out
+}
+
+impl Walk {
+    fn step(&mut self, text: &str, token: Token) {
+        let stack = &mut self.stack;
         match token.tok {
             Tok::Open(c) => {
                 let key = match stack.last().map(|f| &f.state) {
@@ -228,7 +260,7 @@ pub fn cursor(text: &str, offset: usize) -> Cursor {
                     _ => String::new(),
                 };
                 if stack.len() >= MAX_DEPTH {
-                    too_deep += 1;
+                    self.too_deep += 1;
                 } else {
                     stack.push(Frame {
                         key,
@@ -243,8 +275,8 @@ pub fn cursor(text: &str, offset: usize) -> Cursor {
                 }
             }
             Tok::Close(_) => {
-                if too_deep > 0 {
-                    too_deep -= 1;
+                if self.too_deep > 0 {
+                    self.too_deep -= 1;
                 } else {
                     stack.pop();
                     if let Some(f) = stack.last_mut() {
@@ -252,11 +284,11 @@ pub fn cursor(text: &str, offset: usize) -> Cursor {
                     }
                 }
             }
-            _ if too_deep > 0 => {}
+            _ if self.too_deep > 0 => {}
             Tok::Colon => {
                 if let Some(f) = stack.last_mut() {
-                    if let State::AfterKey(k) = &f.state {
-                        f.state = State::ExpectValue(k.clone());
+                    if let State::AfterKey(k) = &mut f.state {
+                        f.state = State::ExpectValue(std::mem::take(k));
                     }
                 }
             }
@@ -281,27 +313,67 @@ pub fn cursor(text: &str, offset: usize) -> Cursor {
             }
         }
     }
-    let slot = match stack.last() {
-        _ if too_deep > 0 => Slot::Other,
-        Some(f) if f.is_object => match &f.state {
-            State::ExpectKey | State::AfterKey(_) => Slot::Key,
-            State::ExpectValue(k) => Slot::Value(k.clone()),
-            State::AfterValue => Slot::Other,
-        },
-        _ => Slot::Other,
-    };
-    // The path to the innermost object: the root's key is empty.
-    let object_frames = stack.iter().rposition(|f| f.is_object);
-    let path = match object_frames {
-        Some(i) => stack[1..=i].iter().map(|f| f.key.clone()).collect(),
-        None => Vec::new(),
-    };
-    Cursor {
-        path,
-        object: object_frames.map(|i| stack[i].open),
-        slot,
-        token: current,
+
+    fn into_cursor(self, current: Option<Token>) -> Cursor {
+        let stack = self.stack;
+        let slot = match stack.last() {
+            _ if self.too_deep > 0 => Slot::Other,
+            Some(f) if f.is_object => match &f.state {
+                State::ExpectKey | State::AfterKey(_) => Slot::Key,
+                State::ExpectValue(k) => Slot::Value(k.clone()),
+                State::AfterValue => Slot::Other,
+            },
+            _ => Slot::Other,
+        };
+        // The path to the innermost object: the root's key is empty.
+        let object_frames = stack.iter().rposition(|f| f.is_object);
+        let path = match object_frames {
+            Some(i) => stack[1..=i].iter().map(|f| f.key.clone()).collect(),
+            None => Vec::new(),
+        };
+        Cursor {
+            path,
+            object: object_frames.map(|i| stack[i].open),
+            slot,
+            token: current,
+        }
     }
+}
+
+/// The context of the cursor at byte `offset`, scanning from the start
+/// (the reference [`cursor_from`] is checked against).
+#[cfg(test)]
+fn cursor(text: &str, offset: usize) -> Cursor {
+    cursor_from(text, &[], offset)
+}
+
+/// The context of the cursor at byte `offset`, scanning from the last of
+/// `checkpoints` (made by [`checkpoints`] for this text) before it.
+pub fn cursor_from(text: &str, checkpoints: &[Checkpoint], offset: usize) -> Cursor {
+    // Every token before a checkpoint ends at or before its `pos`, so with
+    // `pos < offset` none of them touches the cursor: resuming there gives
+    // the state a scan from the start would have.
+    let before = checkpoints.partition_point(|c| c.pos < offset);
+    let (mut walk, from) = match before.checked_sub(1).map(|i| &checkpoints[i]) {
+        Some(c) => (c.walk.clone(), c.pos),
+        None => (Walk::default(), 0),
+    };
+    let mut current = None;
+    for token in Lexer::new(text, from) {
+        let touches = match token.tok {
+            Tok::Str { .. } | Tok::Word => token.span.start < offset && offset <= token.span.end,
+            _ => false,
+        };
+        if touches {
+            current = Some(token);
+            break;
+        }
+        if token.span.start >= offset {
+            break;
+        }
+        walk.step(text, token);
+    }
+    walk.into_cursor(current)
 }
 
 /// A member of one object, as far as the scanner can tell.
@@ -389,6 +461,43 @@ mod tests {
         assert_eq!(c.token, None);
         let (c, _) = at(r#"{"a": [1, |]}"#);
         assert_eq!(c.slot, Slot::Other);
+    }
+
+    #[test]
+    fn checkpoints_resume_exactly_where_a_full_scan_would_be() {
+        let text = concat!(
+            "{\"default\": \"pulsar\", \"models\": {\"m\": {\"algorithm\": \"pulsar\",",
+            " \"seed\": \"a\"}, \"n\": [1, {\"x\": \"y\"}], \"o\": \"power-of-n\"},",
+            " \"request_algorithms\": [\"pulsar\", {\"algorithm\": \"random\"}], \"z\": \"un"
+        );
+        for spacing in [1, 2, 7, 16] {
+            let points = checkpoints_every(text, spacing);
+            assert!(
+                points.len() > text.len() / (spacing + 16),
+                "spacing {spacing}"
+            );
+            for offset in 0..=text.len() {
+                assert_eq!(
+                    cursor_from(text, &points, offset),
+                    cursor(text, offset),
+                    "spacing {spacing}, offset {offset}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn checkpoints_are_spaced_and_bounded() {
+        let entry = "\"m\": {\"algorithm\": \"pulsar\"}, ";
+        let text = format!("{{\"models\": {{{}}}}}", entry.repeat(10_000));
+        let points = checkpoints(&text);
+        let expected = text.len() / CHECKPOINT_SPACING;
+        assert!((expected..=expected + 1).contains(&points.len()));
+        assert!(points
+            .windows(2)
+            .all(|w| w[1].pos - w[0].pos >= CHECKPOINT_SPACING));
+        let c = cursor_from(&text, &points, text.len() - 20);
+        assert_eq!(c.path, ["models", "m"]);
     }
 
     #[test]

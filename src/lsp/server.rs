@@ -108,6 +108,7 @@ impl Server {
                 version: Some(document.version),
             };
             send_notification::<PublishDiagnostics>(connection, params);
+            document.prepare_cursor();
         }
     }
 

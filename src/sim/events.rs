@@ -93,10 +93,7 @@ impl EventQueue {
         self.heap.peek().map(|e| time_of(e.key))
     }
 
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

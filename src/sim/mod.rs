@@ -5,30 +5,54 @@
 //! itself.
 //!
 //! Codemap: [`scenario`] (file, validation, policies) -> [`sweep`] (threads,
-//! run order) -> [`run`] (one run: events, routers, engines) -> [`metrics`]
+//! run order) -> `run` (one run: events, routers, engines) -> `metrics`
 //! -> [`output`] and [`plot`]. A run plugs together three parts behind small
-//! interfaces: [`workload`] (where requests come from), [`engine`] (how a
-//! backend serves them) and [`routers`] (how a simulated router decides).
+//! interfaces: `workload` (where requests come from), `engine` (how a
+//! backend serves them) and `routers` (how a simulated router decides).
+//!
+//! The public surface is [`scenario`], [`sweep`], [`output`], [`plot`],
+//! [`shard`], [`tune`], [`WaitMode`] and a run's [`RunMetrics`]
+//! (docs/embedding.md); `calibrate`, `engine`, `pylon`, `rng` and `run` are
+//! `#[doc(hidden)]` hooks for the integration tests; the rest is private.
+//! The scenario's section types (topology, workload, policies) are
+//! readable through [`scenario::Prepared`]'s fields but not named.
 
-pub mod baselines;
-pub mod calibrate;
-pub mod engine;
-pub mod events;
-pub mod metrics;
+// The surface (docs/embedding.md, "Cargo features and the public
+// surface"): load a scenario, run its sweep, write and plot its outputs,
+// shard and merge, tune.
 pub mod output;
-pub mod park;
 pub mod plot;
-pub mod policy;
-pub mod publish;
-pub mod pylon;
-pub mod rng;
-pub mod routers;
-pub mod run;
 pub mod scenario;
 pub mod shard;
 pub mod sweep;
-pub mod time;
-pub mod topology;
 pub mod tune;
-pub mod wait;
-pub mod workload;
+
+pub use metrics::{Bin, RunDiagnostics, RunMetrics};
+pub use park::WaitMode;
+
+// Reached only by the project's integration tests (single runs, the
+// engine models, the calibration loop, the Pylon view, the random
+// streams); they may change in any release.
+#[doc(hidden)]
+pub mod calibrate;
+#[doc(hidden)]
+pub mod engine;
+#[doc(hidden)]
+pub mod pylon;
+#[doc(hidden)]
+pub mod rng;
+#[doc(hidden)]
+pub mod run;
+
+// Internals; `policy` is also read by the CLI (`routex sim tune`).
+mod baselines;
+mod events;
+mod metrics;
+mod park;
+pub(crate) mod policy;
+mod publish;
+mod routers;
+mod time;
+mod topology;
+mod wait;
+mod workload;

@@ -125,6 +125,7 @@ impl ParkingLot {
     }
 
     /// Requests parked at `router` now (stale entries excluded).
+    #[cfg(test)]
     pub fn parked(&self, router: usize) -> usize {
         self.lists.get(router).map_or(0, |list| {
             list.iter()

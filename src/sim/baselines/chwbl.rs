@@ -45,12 +45,9 @@ impl Ring {
             .map(|&(_, b)| b as usize)
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.points.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
     }
 }
 

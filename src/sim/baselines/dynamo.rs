@@ -170,6 +170,7 @@ impl ActiveSequences {
         self.requests.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.requests.is_empty()
     }

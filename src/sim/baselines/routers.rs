@@ -7,6 +7,8 @@
 //! decision selects a backend that is not excluded), sends no expected
 //! queue time (so Pylon never answers 429), and learns first tokens and
 //! completions at the engine's event, without the one-way delay back.
+//! [`Peer`] does that shared part (and the in-flight count every rule may
+//! read) once; each rule implements [`PeerRule`].
 
 use super::chwbl::{self, Ring};
 use super::dynamo::{self, ActiveSequences, DynamoParams, WorkerLoad};
@@ -25,11 +27,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One router's instance of a baseline.
 pub fn instantiate(b: &Baseline, engine: &EngineParams) -> Box<dyn SimRouter> {
     match b {
-        Baseline::Dynamo(p) => Box::new(DynamoRouter::new(*p)),
+        Baseline::Dynamo(p) => Peer::boxed(DynamoRouter::new(*p)),
         Baseline::Gie {
             weights,
             lru_capacity_blocks,
-        } => Box::new(GieRouter {
+        } => Peer::boxed(GieRouter {
             weights: *weights,
             capacity: *lru_capacity_blocks,
             kv_capacity_tokens: engine.kv_capacity_tokens,
@@ -40,20 +42,111 @@ pub fn instantiate(b: &Baseline, engine: &EngineParams) -> Box<dyn SimRouter> {
         Baseline::Sglang {
             params,
             max_tree_blocks,
-        } => Box::new(SglangRouter {
+        } => Peer::boxed(SglangRouter {
             params: *params,
             index: BlockIndex::new(0, usize::try_from(*max_tree_blocks).unwrap_or(usize::MAX)),
-            inflight: Inflight::default(),
             workers: Vec::new(),
         }),
         Baseline::Chwbl {
             hash_balance_factor,
-        } => Box::new(ChwblRouter {
+        } => Peer::boxed(ChwblRouter {
             factor: *hash_balance_factor,
             ring: None,
-            inflight: Inflight::default(),
             active: Vec::new(),
         }),
+    }
+}
+
+/// One peer router's rule and the state only it keeps.
+trait PeerRule {
+    /// Decides over the view; `inflight` counts what this router sent and
+    /// has not seen finish (SGLang's and Envoy's load).
+    fn decide(
+        &mut self,
+        ask: &Ask<'_>,
+        view: &[ClusterSnapshot],
+        inflight: &Inflight,
+        rng: &mut dyn RngCore,
+    ) -> Decision;
+
+    /// The request was sent to `backend`.
+    fn dispatched(&mut self, _ask: &Ask<'_>, _backend: usize) {}
+
+    fn first_token(&mut self, _request: ReqId, _backend: usize) {}
+
+    /// A request recorded as sent to `backend` no longer occupies it.
+    fn finished(&mut self, _request: ReqId, _backend: usize) {}
+
+    fn wants_kv_events(&self) -> bool {
+        false
+    }
+
+    fn kv_events(&mut self, _backend: usize, _events: &[KvEvent]) {}
+
+    /// Requests the rule's own state still holds (the end-of-run debug
+    /// check only, so it may cost O(backends)).
+    fn held(&self) -> usize {
+        0
+    }
+}
+
+/// A peer rule as a simulated router: owns the in-flight record (added at
+/// dispatch, removed at the finish, read by the rule) and sends no
+/// expected queue time.
+struct Peer<R> {
+    rule: R,
+    inflight: Inflight,
+}
+
+impl<R: PeerRule + 'static> Peer<R> {
+    fn boxed(rule: R) -> Box<dyn SimRouter> {
+        Box::new(Peer {
+            rule,
+            inflight: Inflight::default(),
+        })
+    }
+}
+
+impl<R: PeerRule> SimRouter for Peer<R> {
+    fn decide(
+        &mut self,
+        ask: &Ask<'_>,
+        view: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        _scratch: &mut Scratch,
+    ) -> Decision {
+        self.rule.decide(ask, view, &self.inflight, rng)
+    }
+
+    fn dispatched(&mut self, ask: &Ask<'_>, backend: usize) {
+        self.inflight.add(ask.id, backend);
+        self.rule.dispatched(ask, backend);
+    }
+
+    fn sends_expected_queue(&self) -> bool {
+        false
+    }
+
+    fn first_token(&mut self, request: ReqId, backend: usize) {
+        self.rule.first_token(request, backend);
+    }
+
+    fn finished(&mut self, request: ReqId, _backend: usize) {
+        if let Some(b) = self.inflight.remove(request) {
+            self.rule.finished(request, b);
+        }
+    }
+
+    fn wants_kv_events(&self) -> bool {
+        self.rule.wants_kv_events()
+    }
+
+    fn kv_events(&mut self, backend: usize, events: &[KvEvent]) {
+        self.rule.kv_events(backend, events);
+    }
+
+    fn held_requests(&self) -> usize {
+        self.inflight.held() + self.rule.held()
     }
 }
 
@@ -70,7 +163,7 @@ fn selected(index: usize, rank_depth: u32) -> Decision {
 }
 
 /// Requests this router has in flight, per backend (SGLang's and Envoy's
-/// load). Bounded by the requests in flight.
+/// load), and where each went. Bounded by the requests in flight.
 #[derive(Default)]
 struct Inflight {
     count: Vec<u64>,
@@ -87,13 +180,22 @@ impl Inflight {
     fn add(&mut self, request: ReqId, backend: usize) {
         self.fit(backend + 1);
         self.count[backend] += 1;
-        self.at.insert(request, backend);
+        if let Some(earlier) = self.at.insert(request, backend) {
+            // Not finished before its next dispatch: as if it had been.
+            self.count[earlier] = self.count[earlier].saturating_sub(1);
+        }
     }
 
-    fn remove(&mut self, request: ReqId) {
-        if let Some(b) = self.at.remove(&request) {
-            self.count[b] = self.count[b].saturating_sub(1);
-        }
+    /// Where the request was sent, if it was in flight.
+    fn remove(&mut self, request: ReqId) -> Option<usize> {
+        let b = self.at.remove(&request)?;
+        self.count[b] = self.count[b].saturating_sub(1);
+        Some(b)
+    }
+
+    /// Requests in flight (the per-backend counts sum to it).
+    fn held(&self) -> usize {
+        self.at.len()
     }
 
     fn of(&self, backend: usize) -> u64 {
@@ -109,7 +211,6 @@ struct DynamoRouter {
     /// the engine's capacity).
     cached: Vec<BTreeSet<u32>>,
     active: Vec<ActiveSequences>,
-    at: BTreeMap<ReqId, usize>,
     costs: Vec<Option<f64>>,
     sizes: Vec<u64>,
 }
@@ -120,7 +221,6 @@ impl DynamoRouter {
             params,
             cached: Vec::new(),
             active: Vec::new(),
-            at: BTreeMap::new(),
             costs: Vec::new(),
             sizes: Vec::new(),
         }
@@ -139,13 +239,13 @@ impl DynamoRouter {
     }
 }
 
-impl SimRouter for DynamoRouter {
+impl PeerRule for DynamoRouter {
     fn decide(
         &mut self,
         ask: &Ask<'_>,
         view: &[ClusterSnapshot],
+        _inflight: &Inflight,
         rng: &mut dyn RngCore,
-        _scratch: &mut Scratch,
     ) -> Decision {
         self.fit(view.len());
         let input = ask.request.input_tokens.unwrap_or(0);
@@ -184,11 +284,6 @@ impl SimRouter for DynamoRouter {
         let cached = self.overlap(backend, ask.blocks);
         let prefill = input.saturating_sub(cached.saturating_mul(ask.block_tokens));
         self.active[backend].add(ask.id, ask.blocks, prefill);
-        self.at.insert(ask.id, backend);
-    }
-
-    fn sends_expected_queue(&self) -> bool {
-        false
     }
 
     fn first_token(&mut self, request: ReqId, backend: usize) {
@@ -197,9 +292,9 @@ impl SimRouter for DynamoRouter {
         }
     }
 
-    fn finished(&mut self, request: ReqId, _backend: usize) {
-        if let Some(b) = self.at.remove(&request) {
-            self.active[b].remove(request);
+    fn finished(&mut self, request: ReqId, backend: usize) {
+        if let Some(a) = self.active.get_mut(backend) {
+            a.remove(request);
         }
     }
 
@@ -207,8 +302,8 @@ impl SimRouter for DynamoRouter {
         true
     }
 
-    fn held_requests(&self) -> usize {
-        self.at.len() + self.active.iter().map(ActiveSequences::len).sum::<usize>()
+    fn held(&self) -> usize {
+        self.active.iter().map(ActiveSequences::len).sum()
     }
 
     fn kv_events(&mut self, backend: usize, events: &[KvEvent]) {
@@ -250,13 +345,13 @@ impl GieRouter {
     }
 }
 
-impl SimRouter for GieRouter {
+impl PeerRule for GieRouter {
     fn decide(
         &mut self,
         ask: &Ask<'_>,
         view: &[ClusterSnapshot],
+        _inflight: &Inflight,
         rng: &mut dyn RngCore,
-        _scratch: &mut Scratch,
     ) -> Decision {
         let block_tokens = ask.block_tokens.max(1);
         let capacity = self
@@ -304,27 +399,22 @@ impl SimRouter for GieRouter {
             ix.insert(backend, ask.blocks);
         }
     }
-
-    fn sends_expected_queue(&self) -> bool {
-        false
-    }
 }
 
 /// SGLang's cache-aware policy over its approximate tree.
 struct SglangRouter {
     params: SglangParams,
     index: BlockIndex,
-    inflight: Inflight,
     workers: Vec<Option<Worker>>,
 }
 
-impl SimRouter for SglangRouter {
+impl PeerRule for SglangRouter {
     fn decide(
         &mut self,
         ask: &Ask<'_>,
         view: &[ClusterSnapshot],
+        inflight: &Inflight,
         _rng: &mut dyn RngCore,
-        _scratch: &mut Scratch,
     ) -> Decision {
         if self.index.backends() < view.len() {
             self.index.grow(view.len());
@@ -332,7 +422,7 @@ impl SimRouter for SglangRouter {
         self.workers.clear();
         for (b, c) in view.iter().enumerate() {
             self.workers.push((!is_excluded(ask, c)).then(|| Worker {
-                load: self.inflight.of(b),
+                load: inflight.of(b),
                 matched_blocks: self.index.matched(b, ask.blocks) as u64,
                 tree_blocks: self.index.size(b) as u64,
             }));
@@ -344,19 +434,6 @@ impl SimRouter for SglangRouter {
 
     fn dispatched(&mut self, ask: &Ask<'_>, backend: usize) {
         self.index.insert(backend, ask.blocks);
-        self.inflight.add(ask.id, backend);
-    }
-
-    fn sends_expected_queue(&self) -> bool {
-        false
-    }
-
-    fn finished(&mut self, request: ReqId, _backend: usize) {
-        self.inflight.remove(request);
-    }
-
-    fn held_requests(&self) -> usize {
-        self.inflight.at.len() + self.inflight.count.iter().sum::<u64>() as usize
     }
 }
 
@@ -365,17 +442,16 @@ struct ChwblRouter {
     factor: u64,
     /// Built at the first decision from the candidates' ids.
     ring: Option<Ring>,
-    inflight: Inflight,
     active: Vec<Option<u64>>,
 }
 
-impl SimRouter for ChwblRouter {
+impl PeerRule for ChwblRouter {
     fn decide(
         &mut self,
         ask: &Ask<'_>,
         view: &[ClusterSnapshot],
+        inflight: &Inflight,
         rng: &mut dyn RngCore,
-        _scratch: &mut Scratch,
     ) -> Decision {
         let ring = self.ring.get_or_insert_with(|| {
             let ids: Vec<&str> = view.iter().map(|c| c.id.as_str()).collect();
@@ -392,26 +468,10 @@ impl SimRouter for ChwblRouter {
         self.active.clear();
         for (b, c) in view.iter().enumerate() {
             self.active
-                .push((!is_excluded(ask, c)).then(|| self.inflight.of(b)));
+                .push((!is_excluded(ask, c)).then(|| inflight.of(b)));
         }
         chwbl::choose(owner, &self.active, self.factor, hash).map_or(Decision::Unavailable, |i| {
             selected(i, if i == owner { 1 } else { 2 })
         })
-    }
-
-    fn dispatched(&mut self, ask: &Ask<'_>, backend: usize) {
-        self.inflight.add(ask.id, backend);
-    }
-
-    fn sends_expected_queue(&self) -> bool {
-        false
-    }
-
-    fn finished(&mut self, request: ReqId, _backend: usize) {
-        self.inflight.remove(request);
-    }
-
-    fn held_requests(&self) -> usize {
-        self.inflight.at.len() + self.inflight.count.iter().sum::<u64>() as usize
     }
 }

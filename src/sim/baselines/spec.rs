@@ -5,7 +5,7 @@
 use super::dynamo::DynamoParams;
 use super::gie::GieWeights;
 use super::sglang::SglangParams;
-use crate::diag::{Code, Diagnostic, Span};
+use crate::diag::{Code, Diagnostic};
 use crate::syntax::ast::{Arg, Value};
 
 pub const DYNAMO: &str = "dynamo-kv";
@@ -241,11 +241,6 @@ pub fn parse(text: &str) -> Result<Baseline, Vec<Diagnostic>> {
     } else {
         Err(errors)
     }
-}
-
-/// The span of a whole policy string, for diagnostics about it.
-pub fn whole_span(text: &str) -> Span {
-    Span::new(0, text.len())
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! settings, policy, rate and seed give the same records.
 //!
 //! The run owns the event loop and the state around the three pluggable
-//! parts: the [`WorkloadSource`] made the plan, each backend's
-//! [`Engine`] serves, each router's [`SimRouter`] decides. The handlers are
+//! parts: the `WorkloadSource` made the plan, each backend's
+//! [`Engine`] serves, each router's `SimRouter` decides. The handlers are
 //! split by side: [`routing`] (arrivals, decisions, dispatch, 429s),
 //! [`serving`] (engines and client timeouts), [`stats`] (Pylon reports and
 //! their delivery) and [`records`] (the metrics at the end).

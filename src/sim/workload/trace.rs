@@ -139,8 +139,6 @@ pub struct Trace {
     blocks: Arc<[u32]>,
     block_ids: u32,
     block_tokens: u64,
-    /// Did any request have no affinity key (`first_blocks: 0`)?
-    keyless: bool,
 }
 
 /// Largest sizes a request may ask for (the synthetic workload's bounds).
@@ -162,7 +160,6 @@ impl Trace {
         let mut intern: BTreeMap<u64, u32> = BTreeMap::new();
         let mut keys: BTreeMap<String, u32> = BTreeMap::new();
         let mut key_names: Vec<String> = Vec::new();
-        let mut keyless = false;
         let mut first_ms: Option<f64> = None;
         let mut buf = Vec::new();
         let mut line_no = 0u64;
@@ -281,10 +278,7 @@ impl Trace {
                         next
                     })
                 }
-                None => {
-                    keyless = true;
-                    u32::MAX
-                }
+                None => u32::MAX,
             };
             requests.push(TraceRequest {
                 at_us: from_secs((line.timestamp - first) / 1_000.0),
@@ -314,16 +308,11 @@ impl Trace {
             block_ids: intern.len() as u32,
             blocks: blocks.into(),
             block_tokens: spec.block_tokens,
-            keyless,
         })
     }
 
     pub fn len(&self) -> usize {
         self.requests.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.requests.is_empty()
     }
 
     /// From the first arrival to the last.
@@ -342,10 +331,6 @@ impl Trace {
 
     pub fn block_ids(&self) -> u32 {
         self.block_ids
-    }
-
-    pub fn has_keyless_requests(&self) -> bool {
-        self.keyless
     }
 }
 

@@ -91,3 +91,38 @@ fn an_entry_of_the_wrong_type_uses_stargates_words() {
         "invalid type: integer `3`, expected algorithm name or detailed config object"
     );
 }
+
+/// `$schema` is what editors add for `routex schema`'s output, but
+/// stargate rejects unknown top-level fields (docs/stargate.md 4.1): the
+/// key stays an error, whose help says where the schema goes. The editor
+/// server reads the same values as naming routex's schema.
+#[test]
+fn a_schema_key_is_rejected_as_stargate_does_with_help() {
+    for (value, names_routex) in [
+        (routex::config::SCHEMA_ID.to_string(), true),
+        ("./.vscode/lb-config.schema.json".to_string(), true),
+        (
+            "https://json.schemastore.org/package.json".to_string(),
+            false,
+        ),
+    ] {
+        assert_eq!(
+            routex::config::names_routex_schema(&value),
+            names_routex,
+            "{value}"
+        );
+        let (table, report) = load(&format!(r#"{{"$schema": "{value}", "default": "random"}}"#));
+        assert!(table.is_none(), "{value}");
+        assert_eq!(report.diagnostics.len(), 1, "{value}");
+        let d = &report.diagnostics[0];
+        assert_eq!(d.code, Code::UnknownField);
+        assert_eq!(&report.text[d.span.start..d.span.end], "\"$schema\"");
+        assert_eq!(
+            d.message,
+            "unknown field `$schema`: stargate refuses to start with any top-level field but `default`, `request_algorithms` and `models`"
+        );
+        let help = d.help.as_deref().unwrap_or_default();
+        assert_eq!(help.contains("json.schemas"), names_routex, "{help}");
+        assert!(help.starts_with("remove it"), "{help}");
+    }
+}

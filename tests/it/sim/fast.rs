@@ -4,9 +4,9 @@
 
 use super::support::{input, prepared};
 use routex::sim::output::{median_min_max, metric};
-use routex::sim::park::WaitMode;
 use routex::sim::scenario::{load, Prepared};
 use routex::sim::sweep::{sweep, RunOutput};
+use routex::sim::WaitMode;
 
 fn in_mode(p: &Prepared, mode: WaitMode) -> Vec<RunOutput> {
     let mut p = p.clone();

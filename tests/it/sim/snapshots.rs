@@ -4,8 +4,8 @@
 //! changed snapshot means changed simulator behaviour.
 
 use super::support::small;
-use routex::sim::park::WaitMode;
 use routex::sim::scenario::Prepared;
+use routex::sim::WaitMode;
 use routex::sim::{output, sweep};
 
 fn settings() -> insta::Settings {

@@ -22,7 +22,7 @@ fn spec(p: &routex::sim::scenario::Prepared, bound_ms: f64) -> TuneSpec {
 
 fn search(jobs: usize, bound_ms: f64) -> (TuneResult, String) {
     let mut p = prepared(&input("fast-check.json"));
-    p.settings.mode = routex::sim::park::WaitMode::Fast;
+    p.settings.mode = routex::sim::WaitMode::Fast;
     let s = spec(&p, bound_ms);
     let r = tune(&p, &s, jobs, &mut |_| {}).expect("tune");
     let text = report::table(&r, &s) + &report::summary(&r, &s);
@@ -230,7 +230,7 @@ fn a_trace_rung_is_a_third_of_the_compressed_trace() {
         trace: None,
     };
     let mut p = load_with("trace.json", &v.to_string(), options).expect("loads");
-    p.settings.mode = routex::sim::park::WaitMode::Fast;
+    p.settings.mode = routex::sim::WaitMode::Fast;
     let t = p.trace.clone().expect("a trace");
     let rate = 20.0 * t.native_rps;
     let (warmup, measure) = routex::sim::tune::window(&p, rate, 1.0 / 3.0);
