@@ -123,6 +123,16 @@ fn diff(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("diff_tables", models), &models, |b, _| {
             b.iter(|| routex::diff::diff_tables(black_box(&a), black_box(&z)))
         });
+        // The usual review: nothing (or little) changed. Two loads of one
+        // text, so no definition is shared.
+        let (Some(same_a), Some(same_z)) = (load(&old), load(&old)) else {
+            panic!("the generated configuration loads");
+        };
+        g.bench_with_input(
+            BenchmarkId::new("diff_tables_unchanged", models),
+            &models,
+            |b, _| b.iter(|| routex::diff::diff_tables(black_box(&same_a), black_box(&same_z))),
+        );
         g.bench_with_input(
             BenchmarkId::new("end_to_end_json", models),
             &models,

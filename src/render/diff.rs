@@ -13,38 +13,60 @@ pub const VERSION: u32 = 1;
 
 /// The version-1 document: the full policies (IR and provenance) of every
 /// side that differs, the field changes, and the newly rejected classes.
-pub fn to_value(diff: &TableDiff, old: &str, new: &str) -> Value {
+#[derive(serde::Serialize)]
+struct Document<'a> {
+    version: u32,
+    old: &'a str,
+    new: &'a str,
+    request_algorithms: Each<'a, crate::diff::TopLevelDiff>,
+    models: Each<'a, SetDiff>,
+    summary: Value,
+}
+
+/// A list serialised one element at a time: each element's JSON tree is
+/// built, written and dropped, so memory stays at one set's tree however
+/// many sets differ.
+struct Each<'a, T>(&'a [T], fn(&T) -> Value);
+
+impl<T> serde::Serialize for Each<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(self.1))
+    }
+}
+
+fn document<'a>(diff: &'a TableDiff, old: &'a str, new: &'a str) -> Document<'a> {
     let (changed, added, removed) = diff.counts();
-    let top: Vec<Value> = diff
-        .request_algorithms
-        .iter()
-        .map(|t| {
-            let mut value = algorithm_value(&t.diff);
-            value["inherited_by"] = json!({"unlisted": t.unlisted, "models": t.models});
-            value
-        })
-        .collect();
-    let sets: Vec<Value> = diff.sets.iter().map(set_value).collect();
-    json!({
-        "version": VERSION,
-        "old": old,
-        "new": new,
-        "request_algorithms": top,
-        "models": sets,
-        "summary": {
+    Document {
+        version: VERSION,
+        old,
+        new,
+        request_algorithms: Each(&diff.request_algorithms, top_value),
+        models: Each(&diff.sets, set_value),
+        summary: json!({
             "changed": changed,
             "added": added,
             "removed": removed,
             "unchanged": diff.unchanged,
             "rejected": diff.rejections(),
-        },
-    })
+        }),
+    }
+}
+
+/// The document as a JSON value.
+pub fn to_value(diff: &TableDiff, old: &str, new: &str) -> Value {
+    serde_json::to_value(document(diff, old, new)).unwrap_or(Value::Null)
 }
 
 pub fn render_json(diff: &TableDiff, old: &str, new: &str) -> String {
-    let mut text = serde_json::to_string_pretty(&to_value(diff, old, new)).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&document(diff, old, new)).unwrap_or_default();
     text.push('\n');
     text
+}
+
+fn top_value(top: &crate::diff::TopLevelDiff) -> Value {
+    let mut value = algorithm_value(&top.diff);
+    value["inherited_by"] = json!({"unlisted": top.unlisted, "models": top.models});
+    value
 }
 
 fn set_value(set: &SetDiff) -> Value {
