@@ -5,7 +5,8 @@
 //! the reference: a reader that keeps no spans and checks nothing.
 //! Targets (docs/performance.md): 40,000 models with one error each at most
 //! 1 s per format, 40,000 clean at most 0.3 s and within 5x the reference,
-//! 8,000 unknown keys in one entry at most 0.1 s.
+//! 8,000 unknown keys in one entry at most 0.1 s. The `diff` group times
+//! `routex diff` on two configurations in which every model differs.
 //!
 //! `cargo bench --bench lint -- --warm-up-time 1 --measurement-time 3`
 
@@ -44,13 +45,19 @@ fn clean(c: &mut Criterion) {
     g.finish();
 }
 
-/// One error per model: check plus each renderer.
+/// One error per model: check plus each renderer, with the reference
+/// parse of the same text in the same run.
 fn errors(c: &mut Criterion) {
     let mut g = c.benchmark_group("lint_errors");
     g.sample_size(10);
     for models in SIZES {
         let text = inputs::lb_config(models, true);
         let check = |t: &str| lint("lb-config.json", black_box(t));
+        g.bench_with_input(
+            BenchmarkId::new("serde_json_value", models),
+            &text,
+            |b, t| b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(t))),
+        );
         g.bench_with_input(BenchmarkId::new("check", models), &text, |b, t| {
             b.iter(|| check(t))
         });
@@ -97,5 +104,41 @@ fn edges(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, clean, errors, edges);
+/// `routex diff` of two configurations in which every model differs
+/// (tests/support/lint_inputs.rs `lb_config_pair`): the comparison of the
+/// loaded tables, and the whole run (load both, compare, render json),
+/// next to checking the two files alone.
+fn diff(c: &mut Criterion) {
+    let mut g = c.benchmark_group("diff");
+    g.sample_size(10);
+    for models in SIZES {
+        let (old, new) = inputs::lb_config_pair(models);
+        let load = |t: &str| check_lb_config("lb-config.json", t).0;
+        g.bench_with_input(BenchmarkId::new("check_both", models), &models, |b, _| {
+            b.iter(|| (load(black_box(&old)), load(black_box(&new))))
+        });
+        let (Some(a), Some(z)) = (load(&old), load(&new)) else {
+            panic!("the generated pair loads");
+        };
+        g.bench_with_input(BenchmarkId::new("diff_tables", models), &models, |b, _| {
+            b.iter(|| routex::diff::diff_tables(black_box(&a), black_box(&z)))
+        });
+        g.bench_with_input(
+            BenchmarkId::new("end_to_end_json", models),
+            &models,
+            |b, _| {
+                b.iter(|| {
+                    let (Some(a), Some(z)) = (load(black_box(&old)), load(black_box(&new))) else {
+                        return String::new();
+                    };
+                    let d = routex::diff::diff_tables(&a, &z);
+                    routex::render::diff::render_json(&d, "old.json", "new.json")
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, clean, errors, edges, diff);
 criterion_main!(benches);

@@ -1,4 +1,5 @@
-//! Router request path: a cache-hit resolve, a full route (resolve +
+//! Router request path, against a same-run reference (a std `HashMap` hit
+//! and an `Arc` clone): a cache-hit resolve, a full route (resolve +
 //! admission + decide) for pulsar-wait-and-widen over 20 clusters, and
 //! throughput with two threads against one on a shared router (the same
 //! number of decisions, split over the threads; one shared target, then
@@ -17,7 +18,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{ClusterSnapshot, Request, Scratch};
 use routex::router::{RouteRequest, Router, RouterOptions};
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The route cases' requests: routing key `tenant-a`, 64 affinity keys.
@@ -36,6 +39,23 @@ fn resolve_hit(c: &mut Criterion) {
                 .resolve(black_box("llama"), Some("tenant-a"), Some(PWW.as_bytes()))
                 .map(|r| r.source)
         })
+    });
+}
+
+/// The same-run reference the router figures are divided by
+/// (docs/performance.md): what a naive expression cache pays on a hit, a
+/// std `HashMap` (SipHash) keyed by (model, routing key, header value)
+/// returning an `Arc` clone, here with 64 entries.
+fn reference(c: &mut Criterion) {
+    let mut map: HashMap<(String, String, String), Arc<String>> = HashMap::new();
+    for i in 0..64 {
+        let key = ("llama".to_owned(), format!("tenant-{i}"), PWW.to_owned());
+        map.insert(key, Arc::new(format!("definition {i}")));
+    }
+    let probe = ("llama".to_owned(), "tenant-a".to_owned(), PWW.to_owned());
+    map.insert(probe.clone(), Arc::new("definition".to_owned()));
+    c.bench_function("reference/std_hashmap_hit_arc_clone", |b| {
+        b.iter(|| map.get(black_box(&probe)).cloned())
     });
 }
 
@@ -195,6 +215,7 @@ fn new_keys(c: &mut Criterion) {
 
 criterion_group!(
     benches,
+    reference,
     resolve_hit,
     route_pww,
     view_benches,

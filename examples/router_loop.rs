@@ -19,11 +19,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Request, Scratch};
 use routex::router::{RouteRequest, Router, RouterOptions};
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::hint::black_box;
+use std::sync::Arc;
 
-const OPERATIONS: &str =
-    "resolve-hit | route-pww | route-view | stats-report | new-key-below-cap | new-key-past-cap";
+const OPERATIONS: &str = "reference | resolve-hit | route-pww | route-view | stats-report | \
+new-key-below-cap | new-key-past-cap | threads-same-T | threads-own-T (T threads)";
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -41,6 +43,27 @@ fn main() {
         .map(|k| inputs::request("tenant-a", k))
         .collect();
     match operation.as_str() {
+        "reference" => {
+            // benches/router.rs's reference: a std HashMap hit, Arc clone.
+            let mut map: HashMap<(String, String, String), Arc<String>> = HashMap::new();
+            for i in 0..64 {
+                let key = (
+                    "llama".to_owned(),
+                    format!("tenant-{i}"),
+                    inputs::PWW.to_owned(),
+                );
+                map.insert(key, Arc::new(format!("definition {i}")));
+            }
+            let probe = (
+                "llama".to_owned(),
+                "tenant-a".to_owned(),
+                inputs::PWW.to_owned(),
+            );
+            map.insert(probe.clone(), Arc::new("definition".to_owned()));
+            for _ in 0..n {
+                black_box(map.get(black_box(&probe)).cloned());
+            }
+        }
         "resolve-hit" => {
             let router = Router::new(table());
             let method = Some(inputs::PWW.as_bytes());
@@ -101,6 +124,44 @@ fn main() {
                 .with_method("pulsar;seed=x");
                 black_box(router.route(&r, &clusters, &mut rng, &mut scratch).is_ok());
             }
+        }
+        threads if threads.starts_with("threads-") => {
+            // The throughput cases: N decisions split over T threads on one
+            // router, each thread with its own affinity keys, on one shared
+            // target (same) or one target per thread (own). The process's
+            // CPU time for N decisions, compared between T = 1 and 2, shows
+            // what contention costs even on a loaded machine.
+            let (shared, t) = match threads.strip_prefix("threads-same-") {
+                Some(t) => (true, t),
+                None => (false, threads.trim_start_matches("threads-own-")),
+            };
+            let Ok(t) = t.parse::<usize>() else {
+                eprintln!("{threads}: T must be a number");
+                std::process::exit(2);
+            };
+            let router = Router::new(table());
+            let clusters = inputs::clusters();
+            std::thread::scope(|s| {
+                for thread in 0..t {
+                    let (router, clusters) = (&router, &clusters);
+                    s.spawn(move || {
+                        let tenant = if shared {
+                            "tenant-a".to_owned()
+                        } else {
+                            format!("tenant-{thread}")
+                        };
+                        let keys = inputs::affinity_keys(&format!("thread-{thread}"));
+                        let requests: Vec<_> =
+                            keys.iter().map(|k| inputs::request(&tenant, k)).collect();
+                        let mut rng = ChaCha8Rng::seed_from_u64(thread as u64);
+                        let mut scratch = Scratch::default();
+                        for i in 0..n / t {
+                            let r = &requests[i % requests.len()];
+                            black_box(router.route(r, clusters, &mut rng, &mut scratch).ok());
+                        }
+                    });
+                }
+            });
         }
         other => {
             eprintln!("unknown operation {other}: {OPERATIONS}");

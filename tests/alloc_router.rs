@@ -7,7 +7,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
-use routex::router::{BackendStats, CacheOutcome, CandidateView, RouteRequest, Router};
+use routex::router::{BackendStats, CacheOutcome, CandidateView, Exclusions, RouteRequest, Router};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -209,4 +209,61 @@ fn the_candidate_view_does_not_allocate_after_warm_up() {
     );
     let pending: usize = (0..20).map(|c| view.pending(c)).sum();
     assert!(pending > 0, "the decisions ran with reservations pending");
+}
+
+/// An embedder's own retry loop (without the async driver): clusters
+/// excluded across attempts in an `Exclusions`, each attempt's
+/// `Request::excluded` borrowed from it, with no allocation per attempt.
+#[test]
+fn exclusions_across_attempts_do_not_allocate_per_attempt() {
+    let router = Router::new(routex::check::permissive_table());
+    let clusters = clusters();
+    let caller = ["cluster-19"];
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    // One request's attempts: each selected cluster "fails" and is
+    // excluded, until 8 are; then the next request starts afresh.
+    let mut request_attempts = |excluded: &mut Exclusions| {
+        excluded.clear();
+        let mut chosen = [0usize; 8];
+        for slot in &mut chosen {
+            let decision = excluded.with_slice(&caller, |ids| {
+                let request = RouteRequest::new(Request {
+                    model: "m",
+                    cache_affinity_key: Some("prefix-1"),
+                    input_tokens: Some(2000),
+                    excluded: ids,
+                    ..Request::default()
+                })
+                .with_method("pulsar");
+                router.route(&request, &clusters, &mut rng, &mut scratch)
+            });
+            let Ok(Decision::Selected(choice)) = decision else {
+                panic!("{decision:?}")
+            };
+            *slot = choice.index;
+            // The attempt failed: one `Arc<str>` for the excluded id.
+            excluded.insert(clusters[choice.index].id.as_str());
+        }
+        chosen
+    };
+    let mut excluded = Exclusions::new();
+    let first = request_attempts(&mut excluded);
+    let mut distinct = first.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(
+        distinct.len(),
+        8,
+        "each attempt avoided the excluded: {first:?}"
+    );
+    assert!(!first.contains(&19), "the caller's exclusion holds");
+    // Warm: the list's buffer has grown; what remains is one Arc<str> per
+    // newly excluded cluster (8 per request), none per attempt.
+    let allocations = allocations_during(|| {
+        for _ in 0..10 {
+            assert_eq!(request_attempts(&mut excluded), first);
+        }
+    });
+    assert_eq!(allocations, 10 * 8, "one per excluded id, none per attempt");
 }

@@ -78,6 +78,8 @@ pub struct Resolved {
     pub provenance: IndexMap<String, Provenance>,
     /// What implies each implied field ([`crate::check::implications`]).
     pub implied: IndexMap<String, Implication>,
+    /// Every admission and settings field with its value, in IR order.
+    pub fields: Vec<(String, Value)>,
 }
 
 impl Resolved {
@@ -95,6 +97,7 @@ impl Resolved {
             place: Place::of(&resolution),
             provenance: crate::check::provenance(&definition.policy, &checked),
             implied: crate::check::implications(&checked),
+            fields: fields_of(&definition),
             definition,
         }
     }
@@ -111,18 +114,19 @@ impl Resolved {
             None => Source::Explain(Provenance::Default),
         }
     }
+}
 
-    /// Every admission and settings field with its value, in IR order.
-    pub fn fields(&self) -> Vec<(String, Value)> {
-        let json = serde_json::to_value(&self.definition.policy).unwrap_or_default();
-        let mut out = Vec::new();
+/// The admission and settings fields of a policy, in IR order.
+fn fields_of(definition: &Definition) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    if let Ok(Value::Object(mut json)) = serde_json::to_value(&definition.policy) {
         for section in ["admission", "settings"] {
-            if let Some(Value::Object(map)) = json.get(section) {
-                out.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(Value::Object(map)) = json.remove(section) {
+                out.extend(map);
             }
         }
-        out
     }
+    out
 }
 
 /// A field's provenance as the diff names it.
@@ -436,17 +440,18 @@ fn compare(
 /// The fields of one algorithm (the same set on both sides) whose value or
 /// provenance differs.
 fn field_changes(before: &Resolved, after: &Resolved) -> Vec<FieldChange> {
-    let after_fields: IndexMap<String, Value> = after.fields().into_iter().collect();
+    // One algorithm's IR: the same fields in the same order on both sides.
     before
-        .fields()
-        .into_iter()
-        .filter_map(|(field, old)| {
-            let new = after_fields.get(&field)?.clone();
-            let (from_old, from_new) = (before.source(&field), after.source(&field));
+        .fields
+        .iter()
+        .zip(&after.fields)
+        .filter(|((a, _), (b, _))| a == b)
+        .filter_map(|((field, old), (_, new))| {
+            let (from_old, from_new) = (before.source(field), after.source(field));
             (old != new || from_old != from_new).then(|| FieldChange {
-                before: (old, from_old),
-                after: (new, from_new),
-                field,
+                field: field.clone(),
+                before: (old.clone(), from_old),
+                after: (new.clone(), from_new),
             })
         })
         .collect()

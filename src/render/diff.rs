@@ -210,14 +210,13 @@ fn algorithm_block(out: &mut String, a: &AlgorithmDiff) {
             // The fields the entry sets or implies; the rest are defaults.
             let mut rows = vec![["field", "value", "from"].map(String::from)];
             rows.extend(
-                side.fields()
-                    .into_iter()
+                side.fields
+                    .iter()
                     .filter(|(field, _)| {
                         !matches!(side.source(field), crate::diff::Source::Explain(_))
                     })
                     .map(|(field, value)| {
-                        let from = side.source(&field).label();
-                        [field, display(&value), from]
+                        [field.clone(), display(value), side.source(field).label()]
                     }),
             );
             if rows.len() > 1 {

@@ -14,6 +14,7 @@
 //! `tokio::time::Instant`, so paused test time drives it.
 
 use super::engine::Engine;
+use super::exclusions::Exclusions;
 use super::rejection::Rejection;
 use super::request::{has_candidates, Resolved, RouteRequest};
 use super::runtime::Router;
@@ -125,7 +126,7 @@ impl<B: Engine> Driver<B> {
             wait: WaitLoop::new(max_wait_ms),
             resolved: None,
             failed: Vec::new(),
-            excluded: Vec::new(),
+            excluded: Exclusions::new(),
             decisions: 0,
             worker: Some(worker),
         }
@@ -164,7 +165,7 @@ pub struct Routing<'r, B: Engine = Balancer> {
     /// (cluster, backend) pairs that failed for this request.
     failed: Vec<(Arc<str>, Arc<str>)>,
     /// Clusters with no usable backend left.
-    excluded: Vec<Arc<str>>,
+    excluded: Exclusions,
     decisions: u32,
     worker: Option<Worker>,
 }
@@ -176,10 +177,6 @@ impl<B: Engine> Drop for Routing<'_, B> {
         }
     }
 }
-
-/// Clusters excluded for one decision: the caller's plus the loop's,
-/// gathered without allocating for up to this many.
-const INLINE_EXCLUDED: usize = 8;
 
 impl<'r, B: Engine> Routing<'r, B> {
     /// The sending of `routed` failed: its backend is not tried again for
@@ -218,56 +215,43 @@ impl<'r, B: Engine> Routing<'r, B> {
         }
     }
 
-    /// One decision on the view as it is, and the loop's next step.
+    /// One decision on the view as it is, and the loop's next step. The
+    /// excluded clusters are the caller's plus the loop's, gathered without
+    /// allocating (`Exclusions::with_slice`).
     fn decide(&mut self, view: &SharedView, elapsed: Duration) -> Result<(Step, u64), Rejection> {
         let read = view.read();
         let snapshots = read.snapshots();
-        let mut inline = [""; INLINE_EXCLUDED];
-        let spilled: Vec<&str>;
         let caller = self.request.request.excluded;
-        let total = caller.len() + self.excluded.len();
-        let excluded: &[&str] = if total <= INLINE_EXCLUDED {
-            let ours = self.excluded.iter().map(|c| &**c);
-            for (slot, id) in inline.iter_mut().zip(caller.iter().copied().chain(ours)) {
-                *slot = id;
+        let step = self.excluded.with_slice(caller, |excluded| {
+            let request = Request {
+                elapsed,
+                excluded,
+                ..self.request.request.clone()
+            };
+            let router = &self.driver.shared.router;
+            if self.resolved.is_none() {
+                if !has_candidates(&request, snapshots) {
+                    let r = RouteRequest {
+                        request: request.clone(),
+                        routing_method: self.request.routing_method,
+                    };
+                    return Err(router
+                        .route(&r, snapshots, &mut NoRng, &mut Scratch::default())
+                        .expect_err("no candidates is a rejection"));
+                }
+                self.resolved = Some(router.resolve(
+                    request.model,
+                    request.routing_key,
+                    self.request.routing_method,
+                )?);
             }
-            &inline[..total]
-        } else {
-            spilled = caller
-                .iter()
-                .copied()
-                .chain(self.excluded.iter().map(|c| &**c))
-                .collect();
-            &spilled
-        };
-        let request = Request {
-            elapsed,
-            excluded,
-            ..self.request.request.clone()
-        };
-        let router = &self.driver.shared.router;
-        if self.resolved.is_none() {
-            if !has_candidates(&request, snapshots) {
-                let r = RouteRequest {
-                    request: request.clone(),
-                    routing_method: self.request.routing_method,
-                };
-                return Err(router
-                    .route(&r, snapshots, &mut NoRng, &mut Scratch::default())
-                    .expect_err("no candidates is a rejection"));
-            }
-            self.resolved = Some(router.resolve(
-                request.model,
-                request.routing_key,
-                self.request.routing_method,
-            )?);
-        }
-        let resolved = self.resolved.as_ref().expect("resolved above");
-        let worker = self.worker.get_or_insert_with(|| self.driver.take_worker());
-        self.decisions = self.decisions.saturating_add(1);
-        let decision =
-            resolved.decide(&request, snapshots, &mut worker.rng, &mut worker.scratch)?;
-        let step = self.wait.step(&decision, elapsed, &mut worker.rng);
+            let resolved = self.resolved.as_ref().expect("resolved above");
+            let worker = self.worker.get_or_insert_with(|| self.driver.take_worker());
+            self.decisions = self.decisions.saturating_add(1);
+            let decision =
+                resolved.decide(&request, snapshots, &mut worker.rng, &mut worker.scratch)?;
+            Ok(self.wait.step(&decision, elapsed, &mut worker.rng))
+        })?;
         Ok((step, read.membership_epoch()))
     }
 
@@ -297,7 +281,7 @@ impl<'r, B: Engine> Routing<'r, B> {
             }
         });
         if let Some(cluster) = exclude {
-            self.excluded.push(cluster);
+            self.excluded.insert(cluster);
         }
         let (reservation, cluster, backend) = reserved?;
         Some(Routed {

@@ -23,6 +23,7 @@ mod clock;
 #[cfg(feature = "tokio")]
 mod driver;
 mod engine;
+mod exclusions;
 pub mod headers;
 #[cfg(feature = "http")]
 mod http_response;
@@ -43,6 +44,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 #[cfg(feature = "tokio")]
 pub use driver::{Driver, Routed, Routing};
 pub use engine::Engine;
+pub use exclusions::{Exclusions, INLINE_EXCLUDED};
 pub use headers::RequestHeaders;
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
 pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};

@@ -320,55 +320,167 @@ fn inherits(table: &RouteTable, model: &str, alg: Algorithm) -> bool {
     }
 }
 
-/// The derivation of docs/cli.md ("Which expressions are now rejected"),
-/// checked against the compiler: an expression is in a reported class
-/// exactly when the old table accepts it for the model and the new one
-/// rejects it, with the class's code.
+/// Checks the derivation of docs/cli.md ("Which expressions are now
+/// rejected") against the compiler: of the expressions the old table
+/// accepts for a model, those in a reported class are exactly the ones
+/// the new table rejects, and the new table rejects everything a class
+/// names with the class's code. Returns how many newly rejected
+/// expressions it saw.
+fn rejections_match_the_compiler(old: &RouteTable, new: &RouteTable, diff: &TableDiff) -> usize {
+    let mut models: Vec<String> = old
+        .models
+        .keys()
+        .chain(new.models.keys())
+        .cloned()
+        .collect();
+    models.push("a-model-neither-lists".into());
+    let mut seen = 0;
+    for model in &models {
+        let listed = new.models.contains_key(model) || old.models.contains_key(model);
+        let own = diff
+            .sets
+            .iter()
+            .find(|s| s.model.as_deref() == listed.then_some(model.as_str()));
+        for (alg, fields, expr) in expressions() {
+            let before = compile_request_expression(old, model, &expr);
+            let after = compile_request_expression(new, model, &expr);
+            let newly = before.is_ok() && after.is_err();
+            let classes: Vec<&Rejection> =
+                match own.and_then(|s| s.algorithms.iter().find(|a| a.algorithm == alg)) {
+                    Some(a) => a.rejected.iter().collect(),
+                    None if inherits(old, model, alg) && inherits(new, model, alg) => diff
+                        .request_algorithms
+                        .iter()
+                        .filter(|t| t.diff.algorithm == alg)
+                        .flat_map(|t| &t.diff.rejected)
+                        .collect(),
+                    None => Vec::new(),
+                };
+            let covered = classes.iter().find(|r| r.covers(alg, &fields));
+            // Among what the old table accepted, exactly the classes are
+            // newly rejected; whatever a class names, the new table
+            // rejects with its code.
+            if before.is_ok() {
+                assert_eq!(newly, covered.is_some(), "{model}: {expr}: {classes:?}");
+            }
+            if let Some(class) = covered {
+                let code = after.as_ref().err().map(|e| e.code);
+                assert_eq!(code, Some(class.code()), "{model}: {expr}");
+                seen += usize::from(newly);
+            }
+        }
+    }
+    seen
+}
+
 #[test]
 fn rejected_classes_are_exactly_what_the_compiler_now_rejects() {
     for name in ["json", "routes"] {
         let (old, new, diff) = pair(name);
-        let mut models: Vec<String> = old
-            .models
-            .keys()
-            .chain(new.models.keys())
-            .cloned()
-            .collect();
-        models.push("a-model-neither-lists".into());
-        let mut seen = 0;
-        for model in &models {
-            let listed = new.models.contains_key(model) || old.models.contains_key(model);
-            let own = diff
-                .sets
-                .iter()
-                .find(|s| s.model.as_deref() == listed.then_some(model.as_str()));
-            for (alg, fields, expr) in expressions() {
-                let before = compile_request_expression(&old, model, &expr);
-                let after = compile_request_expression(&new, model, &expr);
-                let newly = before.is_ok() && after.is_err();
-                let classes: Vec<&Rejection> =
-                    match own.and_then(|s| s.algorithms.iter().find(|a| a.algorithm == alg)) {
-                        Some(a) => a.rejected.iter().collect(),
-                        None if inherits(&old, model, alg) && inherits(&new, model, alg) => diff
-                            .request_algorithms
-                            .iter()
-                            .filter(|t| t.diff.algorithm == alg)
-                            .flat_map(|t| &t.diff.rejected)
-                            .collect(),
-                        None => Vec::new(),
-                    };
-                let covered = classes.iter().find(|r| r.covers(alg, &fields));
-                assert_eq!(
-                    newly,
-                    covered.is_some(),
-                    "{name}: {model}: {expr}: {classes:?}"
-                );
-                if let (Some(class), Err(error)) = (covered, &after) {
-                    assert_eq!(error.code, class.code(), "{name}: {model}: {expr}");
-                    seen += 1;
-                }
-            }
-        }
+        let seen = rejections_match_the_compiler(&old, &new, &diff);
         assert!(seen >= 6, "{name}: only {seen} newly rejected expressions");
+    }
+}
+
+/// Entries for generated configurations: every algorithm, queue bounds
+/// alone and together, settings that differ.
+const ENTRIES: [&str; 12] = [
+    r#"{"algorithm": "random"}"#,
+    r#"{"algorithm": "round-robin", "max_input_work_seconds": 30}"#,
+    r#"{"algorithm": "power-of-n"}"#,
+    r#"{"algorithm": "power-of-n", "sample_count": 3}"#,
+    r#"{"algorithm": "pulsar", "seed": "a"}"#,
+    r#"{"algorithm": "pulsar", "seed": "b", "consider_kv_free_tokens": true}"#,
+    r#"{"algorithm": "wait-and-widen", "max_queue_time_floor_ms": 100}"#,
+    r#"{"algorithm": "wait-and-widen", "max_queue_time_ceil_ms": 900}"#,
+    r#"{"algorithm": "wait-and-widen", "max_queue_time_floor_ms": 100, "max_queue_time_ceil_ms": 900}"#,
+    r#"{"algorithm": "pulsar-wait-and-widen", "max_queue_time_floor_ms": 100}"#,
+    r#"{"algorithm": "pulsar-wait-and-widen", "max_queue_time_ceil_ms": 900, "cache_affinity_wait_ms": 5}"#,
+    r#"{"algorithm": "pulsar-wait-and-widen"}"#,
+];
+
+/// A `request_algorithms` object of the given entries, one per algorithm.
+fn request_algorithms(entries: &[usize]) -> String {
+    let mut by_algorithm = indexmap::IndexMap::new();
+    for &i in entries {
+        let entry: Value = serde_json::from_str(ENTRIES[i % ENTRIES.len()]).unwrap_or_default();
+        let name = entry["algorithm"].as_str().unwrap_or("random").to_string();
+        by_algorithm.insert(name, entry);
+    }
+    serde_json::to_string(&by_algorithm).unwrap_or_default()
+}
+
+/// An lb-config.json: a default, top-level entries, and up to four models
+/// (an entry and its own request algorithms each, or not listed).
+fn generated(default: usize, top: &[usize], models: &[(Option<usize>, Vec<usize>)]) -> RouteTable {
+    let defaults = ["random", "round-robin", "power-of-n", "pulsar"];
+    let mut listed = Vec::new();
+    for (i, (entry, own)) in models.iter().enumerate() {
+        if let Some(entry) = entry {
+            let mut value: Value =
+                serde_json::from_str(ENTRIES[entry % ENTRIES.len()]).unwrap_or_default();
+            value["request_algorithms"] =
+                serde_json::from_str(&request_algorithms(own)).unwrap_or_default();
+            listed.push(format!("\"m{i}\": {value}"));
+        }
+    }
+    let text = format!(
+        "{{\"default\": \"{}\", \"request_algorithms\": {}, \"models\": {{{}}}}}",
+        defaults[default % defaults.len()],
+        request_algorithms(top),
+        listed.join(", ")
+    );
+    let (table, report) = load_table("generated.json", &text);
+    assert!(!report.has_errors(), "{text}: {:?}", report.diagnostics);
+    table.unwrap_or_else(|| panic!("{text} builds"))
+}
+
+fn table_strategy() -> impl proptest::strategy::Strategy<Value = RouteTable> {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    let entries = || vec(0..ENTRIES.len(), 0..3);
+    let model = (proptest::option::of(0..ENTRIES.len()), entries());
+    (0..4usize, entries(), vec(model, 4))
+        .prop_map(|(default, top, models)| generated(default, &top, &models))
+}
+
+/// (model, algorithm) of every reported difference.
+fn keys(diff: &TableDiff) -> Vec<(Option<String>, Algorithm)> {
+    let mut keys: Vec<_> = diff
+        .sets
+        .iter()
+        .flat_map(|s| s.algorithms.iter().map(|a| (s.model.clone(), a.algorithm)))
+        .chain(
+            diff.request_algorithms
+                .iter()
+                .map(|t| (Some("*".into()), t.diff.algorithm)),
+        )
+        .collect();
+    keys.sort();
+    keys
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// On generated pairs: the rejected classes match the compiler, a
+    /// table has no difference with itself, and swapping the sides
+    /// reports the same differences with added and removed swapped.
+    #[test]
+    fn generated_pairs_agree_with_the_compiler_and_are_symmetric(old in table_strategy(), new in table_strategy()) {
+        let diff = diff_tables(&old, &new);
+        rejections_match_the_compiler(&old, &new, &diff);
+        let same = diff_tables(&old, &old);
+        proptest::prop_assert!(same.is_empty());
+        let back = diff_tables(&new, &old);
+        proptest::prop_assert_eq!(keys(&diff), keys(&back));
+        proptest::prop_assert_eq!(diff.unchanged, back.unchanged);
+        let (changed, added, removed) = diff.counts();
+        proptest::prop_assert_eq!(back.counts(), (changed, removed, added));
+        for s in &diff.sets {
+            let twin = back.sets.iter().find(|b| b.model == s.model);
+            let twin = twin.map(|b| (b.configured.1, b.configured.0));
+            proptest::prop_assert_eq!(twin, Some(s.configured));
+        }
     }
 }
