@@ -19,10 +19,12 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Request, Scratch};
 use routex::router::{RouteRequest, Router, RouterOptions};
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::hint::black_box;
+use std::sync::Arc;
 
-const OPERATIONS: &str = "resolve-hit | route-pww | route-view | stats-report | \
+const OPERATIONS: &str = "reference | resolve-hit | route-pww | route-view | stats-report | \
 new-key-below-cap | new-key-past-cap | threads-same-T | threads-own-T (T threads)";
 
 fn main() {
@@ -41,6 +43,27 @@ fn main() {
         .map(|k| inputs::request("tenant-a", k))
         .collect();
     match operation.as_str() {
+        "reference" => {
+            // benches/router.rs's reference: a std HashMap hit, Arc clone.
+            let mut map: HashMap<(String, String, String), Arc<String>> = HashMap::new();
+            for i in 0..64 {
+                let key = (
+                    "llama".to_owned(),
+                    format!("tenant-{i}"),
+                    inputs::PWW.to_owned(),
+                );
+                map.insert(key, Arc::new(format!("definition {i}")));
+            }
+            let probe = (
+                "llama".to_owned(),
+                "tenant-a".to_owned(),
+                inputs::PWW.to_owned(),
+            );
+            map.insert(probe.clone(), Arc::new("definition".to_owned()));
+            for _ in 0..n {
+                black_box(map.get(black_box(&probe)).cloned());
+            }
+        }
         "resolve-hit" => {
             let router = Router::new(table());
             let method = Some(inputs::PWW.as_bytes());

@@ -1,7 +1,10 @@
 //! Per-target state is bounded (docs/embedding.md, bounds): 1 000 000
 //! distinct routing keys through `Router::route` keep the heap within the
 //! documented bound, measured by a counting global allocator (live bytes),
-//! and past the cap the heap no longer grows with the number of keys.
+//! and past the cap the heap no longer grows with the number of keys; one
+//! balancer instance's ranking cache, filled with affinity keys, stays
+//! within its documented size. The tests share one live-bytes counter, so
+//! they take turns (`SERIAL`).
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -10,6 +13,10 @@ use routex::router::{RouteRequest, Router, DEFAULT_CACHE_CAPACITY};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+/// One test at a time measures the heap.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 struct Counting;
 
@@ -47,6 +54,7 @@ const BYTES_PER_TARGET: usize = 6 * 1024;
 
 #[test]
 fn a_million_routing_keys_stay_within_the_documented_memory() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
     let clusters: Vec<_> = (0..4)
         .map(|i| ClusterSnapshot {
             id: format!("cluster-{i}"),
@@ -99,4 +107,62 @@ fn a_million_routing_keys_stay_within_the_documented_memory() {
         at_million <= at_cap + at_cap / 20,
         "grew from {at_cap} B to {at_million} B past the cap"
     );
+}
+
+/// The documented size of one pulsar instance's ranking cache, full (4 096
+/// rankings) with its probation list full too, over 20 clusters, for
+/// affinity keys of about 20 bytes (docs/embedding.md, bounds).
+const RANKING_CACHE_BYTES: usize = 2 * 1024 * 1024;
+
+#[test]
+fn a_full_ranking_cache_stays_within_the_documented_memory() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let clusters: Vec<_> = (0..20)
+        .map(|i| ClusterSnapshot {
+            id: format!("cluster-{i:02}"),
+            last_mean_input_tps: 7000.0,
+            max_input_tps: Some(7000.0 + f64::from(i)),
+            ..ClusterSnapshot::default()
+        })
+        .collect();
+    let router = Router::new(routex::check::permissive_table());
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut key = String::new();
+    let mut route = |n: usize| {
+        key.clear();
+        write!(key, "conversation-{n:07}").unwrap(); // 20 bytes
+        let request = RouteRequest::new(Request {
+            model: "llama",
+            routing_key: Some("tenant"),
+            cache_affinity_key: Some(&key),
+            input_tokens: Some(100),
+            ..Request::default()
+        })
+        .with_method("pulsar;seed=x");
+        router
+            .route(&request, &clusters, &mut rng, &mut scratch)
+            .expect("routes");
+    };
+    route(0); // the target, its definition and instance
+    let base = LIVE.load(Ordering::Relaxed);
+    // 4 096 keys fill the cache; 4 096 more fill the probation list.
+    for n in 1..=8192 {
+        route(n);
+    }
+    let full = LIVE.load(Ordering::Relaxed) - base;
+    // Further keys replace entries: the size stays.
+    for n in 8193..=30_000 {
+        route(n);
+    }
+    let later = LIVE.load(Ordering::Relaxed) - base;
+    println!(
+        "ranking cache: {full} B full ({} B per cached key), {later} B after 30 000 keys",
+        full / 4096
+    );
+    assert!(
+        full <= RANKING_CACHE_BYTES,
+        "{full} B over {RANKING_CACHE_BYTES} B"
+    );
+    assert!(later <= full + full / 20, "grew from {full} B to {later} B");
 }
