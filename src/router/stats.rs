@@ -86,7 +86,9 @@ mod priority_map {
         type Value = Vec<(u32, u64)>;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an object of priority (u32) to milliseconds (u64)")
+            f.write_str(
+                "an object of priority keys (quoted integers from 0 to 2^32-1) to milliseconds (whole numbers)",
+            )
         }
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
