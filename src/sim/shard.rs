@@ -102,8 +102,7 @@ pub fn merge(
     let mut count = None;
     let mut seen_shards = Vec::new();
     for (name, text) in files {
-        let f: ShardFile =
-            serde_json::from_str(text).map_err(|e| format!("{name}: not a shard file: {e}"))?;
+        let f: ShardFile = serde_json::from_str(text).map_err(|e| not_a_shard(name, &e))?;
         if f.fingerprint != fingerprint {
             return Err(format!(
                 "{name}: written for another scenario or other options (fingerprint {} here, {} in the file)",
@@ -183,6 +182,19 @@ pub fn fingerprint(parts: &[&str]) -> String {
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
 }
 
+/// A shard file serde cannot read, as `FILE:LINE:COLUMN: ...` in the
+/// user's words (docs/cli.md's error style), not serde's.
+fn not_a_shard(name: &str, e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let message = text.find(" at line ").map_or(text.as_str(), |i| &text[..i]);
+    format!(
+        "{name}:{}:{}: not a shard file: {}",
+        e.line(),
+        e.column(),
+        crate::json_words::user_message(message)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +210,30 @@ mod tests {
         }
         assert_eq!(s.file_name(), "shard-2-of-3.json");
         assert_ne!(fingerprint(&["ab", "c"]), fingerprint(&["a", "bc"]));
+    }
+
+    #[test]
+    fn an_unreadable_shard_file_is_named_with_its_position_in_user_words() {
+        let err = merge(
+            "f",
+            &[],
+            &[("s.json".into(), "{\"fingerprint\": 5}".into())],
+        )
+        .expect_err("not a shard");
+        assert_eq!(
+            err,
+            "s.json:1:17: not a shard file: invalid type: integer `5`, expected a string"
+        );
+        let err = merge(
+            "f",
+            &[],
+            &[("s.json".into(), "{\"shard\": [1, -2]}".into())],
+        )
+        .expect_err("not a shard");
+        assert_eq!(
+            err,
+            "s.json:1:16: not a shard file: invalid value: integer `-2` is negative, \
+             expected an integer from 0 to 2^32-1"
+        );
     }
 }
