@@ -11,6 +11,9 @@ use routex::router::{BackendStats, CacheOutcome, CandidateView, Exclusions, Rout
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+#[path = "support/router_inputs.rs"]
+mod router_inputs;
+
 struct Counting;
 
 thread_local! {
@@ -150,19 +153,7 @@ fn the_candidate_view_does_not_allocate_after_warm_up() {
     let mut view = CandidateView::new();
     let mut reports: Vec<BackendStats> = clusters()
         .iter()
-        .map(|c| BackendStats {
-            last_mean_input_tps: c.last_mean_input_tps,
-            max_input_tps: c.max_input_tps,
-            queue_size: c.queue_size,
-            queued_input_size: c.queued_input_size,
-            num_running_queries: c.num_running_queries,
-            max_engine_concurrency: c.max_engine_concurrency,
-            queue_time_estimate_ms_by_priority: vec![(0, 20), (4, 90)],
-            kv_cache_capacity_tokens: c.kv_cache_capacity_tokens,
-            kv_cache_used_tokens: c.kv_cache_used_tokens,
-            kv_cache_free_tokens: c.kv_cache_free_tokens,
-            ..BackendStats::default()
-        })
+        .map(|c| router_inputs::report_of(c, vec![(0, 20), (4, 90)]))
         .collect();
     for (i, c) in clusters().iter().enumerate() {
         view.add_backend(&c.id, "b");

@@ -54,25 +54,31 @@ pub fn request<'a>(tenant: &'a str, key: &'a str) -> RouteRequest<'a> {
     }
 }
 
+/// The stats report one backend would send for the cluster `c` describes,
+/// with `estimates` as its queue-time estimates by priority.
+pub fn report_of(c: &ClusterSnapshot, estimates: Vec<(u32, u64)>) -> BackendStats {
+    BackendStats {
+        last_mean_input_tps: c.last_mean_input_tps,
+        max_input_tps: c.max_input_tps,
+        queue_size: c.queue_size,
+        queued_input_size: c.queued_input_size,
+        num_running_queries: c.num_running_queries,
+        max_engine_concurrency: c.max_engine_concurrency,
+        queue_time_estimate_ms_by_priority: estimates,
+        kv_cache_capacity_tokens: c.kv_cache_capacity_tokens,
+        kv_cache_used_tokens: c.kv_cache_used_tokens,
+        kv_cache_free_tokens: c.kv_cache_free_tokens,
+        ..BackendStats::default()
+    }
+}
+
 /// The clusters of `clusters()` as a candidate view (one backend each)
 /// with `pending` reservations on every fourth cluster, and their reports.
 pub fn view(pending: u64) -> (CandidateView, Vec<BackendStats>) {
     let mut view = CandidateView::new();
     let reports: Vec<BackendStats> = clusters()
         .iter()
-        .map(|c| BackendStats {
-            last_mean_input_tps: c.last_mean_input_tps,
-            max_input_tps: c.max_input_tps,
-            queue_size: c.queue_size,
-            queued_input_size: c.queued_input_size,
-            num_running_queries: c.num_running_queries,
-            max_engine_concurrency: c.max_engine_concurrency,
-            queue_time_estimate_ms_by_priority: vec![(0, 40), (2, 120)],
-            kv_cache_capacity_tokens: c.kv_cache_capacity_tokens,
-            kv_cache_used_tokens: c.kv_cache_used_tokens,
-            kv_cache_free_tokens: c.kv_cache_free_tokens,
-            ..BackendStats::default()
-        })
+        .map(|c| report_of(c, vec![(0, 40), (2, 120)]))
         .collect();
     for (i, c) in clusters().iter().enumerate() {
         view.add_backend(&c.id, "backend-0");
