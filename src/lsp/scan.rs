@@ -188,18 +188,40 @@ pub struct Cursor {
     pub token: Option<Token>,
 }
 
-#[derive(Clone, Debug)]
+/// A key as the string token it was read from: the scan copies no text, so
+/// a checkpoint costs its depth (at most [`MAX_DEPTH`] frames), not the
+/// length of the keys above it.
+#[derive(Clone, Copy, Debug)]
+enum Key {
+    /// The root container.
+    Root,
+    /// An element of an array: "[]" in a path.
+    Element,
+    Str(Token),
+}
+
+impl Key {
+    fn text(self, text: &str) -> &str {
+        match self {
+            Key::Root => "",
+            Key::Element => "[]",
+            Key::Str(token) => string_text(text, token),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
 enum State {
     ExpectKey,
-    AfterKey(String),
-    ExpectValue(String),
+    AfterKey(Token),
+    ExpectValue(Token),
     AfterValue,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Frame {
     /// The key this container is the value of.
-    key: String,
+    key: Key,
     open: usize,
     is_object: bool,
     state: State,
@@ -237,7 +259,7 @@ fn checkpoints_every(text: &str, spacing: usize) -> Vec<Checkpoint> {
     let mut walk = Walk::default();
     let mut next = spacing;
     for token in Lexer::new(text, 0) {
-        walk.step(text, token);
+        walk.step(token);
         if token.span.end >= next {
             out.push(Checkpoint {
                 pos: token.span.end,
@@ -250,14 +272,14 @@ fn checkpoints_every(text: &str, spacing: usize) -> Vec<Checkpoint> {
 }
 
 impl Walk {
-    fn step(&mut self, text: &str, token: Token) {
+    fn step(&mut self, token: Token) {
         let stack = &mut self.stack;
         match token.tok {
             Tok::Open(c) => {
-                let key = match stack.last().map(|f| &f.state) {
-                    Some(State::ExpectValue(k)) => k.clone(),
-                    Some(_) if stack.last().is_some_and(|f| !f.is_object) => "[]".into(),
-                    _ => String::new(),
+                let key = match stack.last().map(|f| f.state) {
+                    Some(State::ExpectValue(k)) => Key::Str(k),
+                    Some(_) if stack.last().is_some_and(|f| !f.is_object) => Key::Element,
+                    _ => Key::Root,
                 };
                 if stack.len() >= MAX_DEPTH {
                     self.too_deep += 1;
@@ -287,8 +309,8 @@ impl Walk {
             _ if self.too_deep > 0 => {}
             Tok::Colon => {
                 if let Some(f) = stack.last_mut() {
-                    if let State::AfterKey(k) = &mut f.state {
-                        f.state = State::ExpectValue(std::mem::take(k));
+                    if let State::AfterKey(k) = f.state {
+                        f.state = State::ExpectValue(k);
                     }
                 }
             }
@@ -303,10 +325,8 @@ impl Walk {
             }
             Tok::Str { .. } | Tok::Word => {
                 if let Some(f) = stack.last_mut() {
-                    f.state = match (&f.state, token.tok) {
-                        (State::ExpectKey, Tok::Str { .. }) => {
-                            State::AfterKey(string_text(text, token).to_string())
-                        }
+                    f.state = match (f.state, token.tok) {
+                        (State::ExpectKey, Tok::Str { .. }) => State::AfterKey(token),
                         _ => State::AfterValue,
                     };
                 }
@@ -314,13 +334,13 @@ impl Walk {
         }
     }
 
-    fn into_cursor(self, current: Option<Token>) -> Cursor {
+    fn into_cursor(self, text: &str, current: Option<Token>) -> Cursor {
         let stack = self.stack;
         let slot = match stack.last() {
             _ if self.too_deep > 0 => Slot::Other,
             Some(f) if f.is_object => match &f.state {
                 State::ExpectKey | State::AfterKey(_) => Slot::Key,
-                State::ExpectValue(k) => Slot::Value(k.clone()),
+                State::ExpectValue(k) => Slot::Value(string_text(text, *k).to_string()),
                 State::AfterValue => Slot::Other,
             },
             _ => Slot::Other,
@@ -328,7 +348,10 @@ impl Walk {
         // The path to the innermost object: the root's key is empty.
         let object_frames = stack.iter().rposition(|f| f.is_object);
         let path = match object_frames {
-            Some(i) => stack[1..=i].iter().map(|f| f.key.clone()).collect(),
+            Some(i) => stack[1..=i]
+                .iter()
+                .map(|f| f.key.text(text).to_string())
+                .collect(),
             None => Vec::new(),
         };
         Cursor {
@@ -371,9 +394,9 @@ pub fn cursor_from(text: &str, checkpoints: &[Checkpoint], offset: usize) -> Cur
         if token.span.start >= offset {
             break;
         }
-        walk.step(text, token);
+        walk.step(token);
     }
-    walk.into_cursor(current)
+    walk.into_cursor(text, current)
 }
 
 /// A member of one object, as far as the scanner can tell.
@@ -498,6 +521,28 @@ mod tests {
             .all(|w| w[1].pos - w[0].pos >= CHECKPOINT_SPACING));
         let c = cursor_from(&text, &points, text.len() - 20);
         assert_eq!(c.path, ["models", "m"]);
+    }
+
+    #[test]
+    fn checkpoints_under_long_nested_keys_hold_no_text() {
+        // Each frame is a few words whatever its key's length, so a
+        // checkpoint is at most MAX_DEPTH of them: memory linear in the
+        // text even when every key above the cursor is 32 KiB long.
+        assert!(std::mem::size_of::<Frame>() <= 96);
+        let key = "k".repeat(CHECKPOINT_SPACING);
+        let depth = 40;
+        let mut text = String::new();
+        for _ in 0..depth {
+            text.push_str(&format!("{{\"{key}\": "));
+        }
+        text.push_str("{\"x\": 1}");
+        let points = checkpoints(&text);
+        assert!(points.len() >= depth - 1, "{}", points.len());
+        assert!(points.iter().all(|c| c.walk.stack.len() <= depth + 1));
+        let c = cursor_from(&text, &points, text.len() - 3);
+        assert_eq!(c.path.len(), depth);
+        assert!(c.path.iter().all(|k| k == &key));
+        assert_eq!(c, cursor(&text, text.len() - 3));
     }
 
     #[test]
