@@ -17,11 +17,11 @@
 //! 6. [`render`]: diagnostics as JSON, GitHub workflow commands and SARIF
 //!    (and, with the `cli` feature, miette's graphical report).
 //!
-//! The simulator (`sim`, feature `sim`), the editor server (feature `lsp`)
-//! and the command-line interface (feature `cli`, on by default) are clients
-//! of the library. With `default-features = false` routex builds as a lean
-//! embedding library; `docs/embedding.md` lists the public surface and what
-//! each feature adds.
+//! The simulator (crate `routex-sim`), the editor server (`routex-lsp`)
+//! and the command-line tool (`routex-cli`, the `routex` binary) are
+//! separate crates of this workspace and clients of this library's public
+//! API. `docs/embedding.md` lists the public surface and what the features
+//! `tokio` and `http` add.
 
 pub mod balancer;
 pub mod check;
@@ -33,20 +33,6 @@ pub mod render;
 pub mod router;
 pub mod syntax;
 
-/// serde_json's messages in user words (decide's input, scenarios).
-#[cfg(any(feature = "cli", feature = "sim"))]
-mod json_words;
-
-#[cfg(feature = "sim")]
-pub mod sim;
-
-#[cfg(feature = "lsp")]
-pub mod lsp;
-
-/// The `routex` binary's commands. Not part of the library's API: the
-/// binary and its tests call [`cli::main`], nothing else is stable.
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod cli;
+pub mod json_words;
 
 pub(crate) mod sync;

@@ -20,6 +20,7 @@ use std::sync::{Arc, LazyLock};
 pub use explain::{implications, provenance, Implication};
 pub(crate) use routes::shadowed_allow;
 pub use routes::{check_route_ast, check_route_file};
+pub use suggest::did_you_mean;
 
 /// The start-up builder: resolves defaults and normalisations of a
 /// configured algorithm (docs/stargate.md 4.3). The error message

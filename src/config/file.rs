@@ -70,7 +70,7 @@ pub fn load_table_path(path: impl AsRef<Path>) -> Result<(RouteTable, Report), L
 }
 
 /// The OS reason without the "(os error N)" suffix, lower-case like the rest.
-pub(crate) fn io_reason(error: &std::io::Error) -> String {
+pub fn io_reason(error: &std::io::Error) -> String {
     match error.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),

@@ -4,7 +4,7 @@
 
 mod entry;
 mod file;
-pub(crate) mod json;
+pub mod json;
 mod locate;
 mod read;
 #[doc(hidden)]
@@ -13,8 +13,7 @@ pub mod write;
 use crate::diag::{Code, Diagnostic, Report};
 use crate::ir::RouteTable;
 
-#[cfg(feature = "cli")]
-pub(crate) use file::io_reason as file_io_reason;
+pub use file::io_reason as file_io_reason;
 pub use file::{load_table_path, read_source, LoadError, MAX_INPUT_BYTES};
 pub use read::check_lb_config;
 

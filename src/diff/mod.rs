@@ -2,7 +2,7 @@
 //! configuration set (docs/stargate.md 4.4), algorithm by algorithm and field
 //! by field, with the provenance `routex explain` gives each field, and the
 //! per-request expressions the new table rejects that the old one accepted
-//! ([`rejected`]). Works on the IR only, so either file kind (and a route
+//! (`rejected`). Works on the IR only, so either file kind (and a route
 //! file against an lb-config.json) compares the same way; `routex diff` is
 //! its client (docs/cli.md "routex diff").
 //!

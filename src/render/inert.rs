@@ -27,7 +27,6 @@ fn is_invisible(c: char) -> bool {
 
 /// Like [`inert_text`] for source text (the graphical renderer's input), byte for byte so spans stay valid:
 /// each control character becomes as many `?` as it has bytes.
-#[cfg(feature = "cli")]
 pub fn inert_source(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -52,7 +51,6 @@ mod tests {
         assert_eq!(inert_text("a\u{1b}[31m\nb\tc"), "a\u{fffd}[31m\nb\tc");
     }
 
-    #[cfg(feature = "cli")]
     #[test]
     fn source_offsets_are_kept() {
         let source = "x\u{1b}\u{85}y\r\n";
@@ -66,7 +64,6 @@ mod tests {
         assert_eq!(inert_text("a\u{202e}b"), "a<U+202E>b");
     }
 
-    #[cfg(feature = "cli")]
     #[test]
     fn invisible_characters_are_replaced_in_source() {
         let source = "\u{feff}x\u{200b}";

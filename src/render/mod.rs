@@ -1,5 +1,6 @@
-//! Renderers over the one diagnostic model: json, github, sarif, and human
-//! (miette's graphical report, feature `cli`).
+//! Renderers over the one diagnostic model: json, github and sarif (the
+//! graphical human report lives with the `routex` command, which owns its
+//! terminal dependencies).
 //!
 //! Every renderer takes the reports of one run (one per source) and returns
 //! the text to print; none of them writes to a stream or knows about clap.
@@ -7,8 +8,6 @@
 pub mod diff;
 pub mod explain;
 pub mod github;
-#[cfg(feature = "cli")]
-pub mod human;
 mod inert;
 pub mod json;
 mod location;
@@ -17,6 +16,7 @@ mod rules;
 pub mod sarif;
 mod uri;
 
+pub use inert::{inert_source, inert_text};
 pub use location::{locate, Location, Locator};
 
 use crate::diag::Report;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 pub trait Clock: Send + Sync {
     fn now(&self) -> Duration;
 
-    /// A reading that may lag [`Clock::now`] by up to [`COARSE_TICK`] but is
+    /// A reading that may lag [`Clock::now`] by up to `COARSE_TICK` (10 ms) but is
     /// cheap: cache hits use it to check and refresh idle expiry. Exact
     /// unless a clock says otherwise.
     fn now_coarse(&self) -> Duration {

@@ -6,10 +6,6 @@ mod admission;
 mod bounds;
 mod cache;
 mod concurrency;
-#[cfg(feature = "cli")]
-mod decide_cli;
-#[cfg(feature = "cli")]
-mod decide_input;
 #[cfg(feature = "tokio")]
 mod driver;
 mod headers;

@@ -62,10 +62,4 @@ proptest! {
             prop_assert!(holding <= 2, "capacity 2 exceeded");
         }
     }
-
-    #[cfg(feature = "cli")]
-    #[test]
-    fn any_decide_input_parses_or_errors(text in "\\PC{0,200}") {
-        let _ = routex::cli::decide::parse_input(&text);
-    }
 }

@@ -1,0 +1,4 @@
+//! `routex decide`: the command end to end and its input reader.
+
+mod cli;
+mod input;

@@ -1,0 +1,107 @@
+//! `routex sim run`: exit codes, the bundled scenarios and the output files.
+
+use routex_cli::sim::{run, RunArgs, ScenarioArgs, SimArgs, SimCommand};
+use routex_sim::scenario::{load_with, LoadOptions};
+use std::path::PathBuf;
+
+fn args(scenario: Option<PathBuf>, out: Option<PathBuf>) -> SimArgs {
+    SimArgs {
+        command: SimCommand::Run(RunArgs {
+            scenario,
+            options: ScenarioArgs {
+                quick: false,
+                rng_seed: Some(7),
+                mode: Some("faithful".into()),
+                trace: None,
+            },
+            out,
+            jobs: 2,
+            shard: None,
+        }),
+    }
+}
+
+fn manifest(path: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path)
+}
+
+#[test]
+fn bundled_scenarios_are_valid() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(manifest("examples")).expect("examples") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        if !(name.starts_with("scenario-") && name.ends_with(".json")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let examples = manifest("examples");
+        let options = LoadOptions {
+            dir: Some(&examples),
+            trace: None,
+        };
+        let p = load_with(&name, &text, options)
+            .unwrap_or_else(|r| panic!("{name}: {:?}", r.diagnostics));
+        assert!(p.warnings.diagnostics.is_empty(), "{name}");
+        if !name.starts_with("scenario-ablation-")
+            && !name.starts_with("scenario-compare-")
+            && name != "scenario-fast-validation.json"
+        {
+            assert_eq!(p.policies.len(), 7, "{name}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 14);
+}
+
+#[test]
+fn exit_codes() {
+    assert_eq!(
+        run(&args(Some(manifest("tests/inputs/sim/missing.json")), None)),
+        2
+    );
+    let dir = std::env::temp_dir().join(format!("routex-sim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"name\": 1}").expect("write");
+    assert_eq!(run(&args(Some(bad), None)), 1);
+}
+
+#[test]
+fn writes_the_four_files() {
+    let dir = std::env::temp_dir().join(format!("routex-sim-out-{}", std::process::id()));
+    let text = std::fs::read_to_string(manifest("tests/inputs/sim/small.json")).expect("read");
+    let short = text.replace(
+        "\"warmup_s\": 10, \"measure_s\": 20",
+        "\"warmup_s\": 2, \"measure_s\": 4",
+    );
+    let scenario =
+        std::env::temp_dir().join(format!("routex-sim-small-{}.json", std::process::id()));
+    std::fs::write(&scenario, short).expect("write");
+    assert_eq!(run(&args(Some(scenario), Some(dir.clone()))), 0);
+    let summary = std::fs::read_to_string(dir.join("summary.json")).expect("summary");
+    let v: serde_json::Value = serde_json::from_str(&summary).expect("json");
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 6, "3 policies x 2 rates x seed 7");
+    assert_eq!(runs[0]["seed"], 7);
+    for key in [
+        "goodput_rps",
+        "token_reuse",
+        "ttft_p99_ms",
+        "off_primary",
+        "retries_exhausted",
+    ] {
+        assert!(runs[0][key].is_number(), "{key}");
+    }
+    assert_eq!(v["aggregates"].as_array().map(Vec::len), Some(6));
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 7);
+    let series = std::fs::read_to_string(dir.join("timeseries.csv")).expect("series");
+    assert!(series.starts_with("policy,rate_rps,seed,bin_start_s"));
+    let svg = std::fs::read_to_string(dir.join("plot.svg")).expect("svg");
+    assert!(svg.starts_with("<svg") && svg.contains("guard"));
+}

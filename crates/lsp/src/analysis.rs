@@ -1,0 +1,79 @@
+//! What the checker says about one document text: the same report `routex
+//! lint` prints (or `routex sim`'s scenario checks), the route table when
+//! the text has no error, and the syntax tree hover and fixes read. Each
+//! part is computed when first needed.
+
+use super::documents::{Kind, MAX_CHECKED_BYTES};
+use routex::config::json::{self, Node};
+use routex::diag::Report;
+use routex::ir::RouteTable;
+use routex::syntax::ast::RouteFile;
+use std::cell::OnceCell;
+
+pub struct Analysis {
+    /// Every diagnostic; empty for [`Kind::Other`].
+    pub report: Report,
+    /// The table of an lb-config.json or route file without errors.
+    pub table: Option<RouteTable>,
+    /// Whether the text was too large to check.
+    pub too_large: bool,
+    kind: Kind,
+    text_len: usize,
+    json: OnceCell<Option<Node>>,
+    routes: OnceCell<RouteFile>,
+}
+
+impl Analysis {
+    pub fn new(kind: Kind, name: &str, text: &str) -> Self {
+        let too_large = text.len() > MAX_CHECKED_BYTES && kind != Kind::Other;
+        let (table, report) = match kind {
+            _ if too_large => (None, Report::new(name, "")),
+            Kind::Routes => routex::check::check_route_file(name, text),
+            Kind::Config => routex::config::check_lb_config(name, text),
+            Kind::Scenario => (None, scenario_report(name, text)),
+            Kind::Other => (None, Report::new(name, "")),
+        };
+        // The report's copy of the text is not needed: the document has it.
+        let report = Report {
+            text: String::new(),
+            ..report
+        };
+        Analysis {
+            report,
+            table,
+            too_large,
+            kind,
+            text_len: text.len(),
+            json: OnceCell::new(),
+            routes: OnceCell::new(),
+        }
+    }
+
+    /// The JSON tree of a JSON document, when it parses.
+    pub fn json<'a>(&'a self, text: &str) -> Option<&'a Node> {
+        debug_assert_eq!(text.len(), self.text_len);
+        if !matches!(self.kind, Kind::Config | Kind::Scenario) {
+            return None;
+        }
+        self.json.get_or_init(|| json::parse(text).ok()).as_ref()
+    }
+
+    /// The route-file tree (with error recovery, so a file with syntax
+    /// errors still has its other items).
+    pub fn routes<'a>(&'a self, text: &str) -> Option<&'a RouteFile> {
+        if self.kind != Kind::Routes {
+            return None;
+        }
+        Some(
+            self.routes
+                .get_or_init(|| routex::syntax::parse_route_file(text).0),
+        )
+    }
+}
+
+fn scenario_report(name: &str, text: &str) -> Report {
+    match routex_sim::scenario::load(name, text) {
+        Ok(prepared) => prepared.warnings,
+        Err(report) => report,
+    }
+}

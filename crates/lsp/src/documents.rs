@@ -1,0 +1,265 @@
+//! The open documents: text, version, what kind of routex file each is, the
+//! line table, and the analysis of the current text (computed when first
+//! asked for, dropped on every change).
+
+use super::analysis::Analysis;
+use super::position::Lines;
+use super::scan;
+use lsp_types::{TextDocumentContentChangeEvent, Uri};
+use routex::diag::Span;
+use std::cell::OnceCell;
+use std::collections::HashMap;
+
+/// Open documents kept at once; a client opening more gets the extra ones
+/// ignored (with a log message), so memory stays bounded.
+pub const MAX_DOCUMENTS: usize = 1024;
+
+/// Largest document checked: the CLI's 4 MiB input limit. A larger one
+/// gets one diagnostic saying so; hover and completion still answer.
+pub const MAX_CHECKED_BYTES: usize = 4 * 1024 * 1024;
+
+/// Largest document accepted at all; edits growing a document past it are
+/// refused (the document is dropped), so one client cannot exhaust memory.
+pub const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// An edit would grow a document past [`MAX_DOCUMENT_BYTES`].
+#[derive(Debug)]
+pub struct TooLarge;
+
+/// What a document is to routex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `*.routes`.
+    Routes,
+    /// An lb-config.json.
+    Config,
+    /// A simulator scenario (docs/simulator.md).
+    Scenario,
+    /// Any other file: no diagnostics, empty answers.
+    Other,
+}
+
+/// How a kind was decided: by name it never changes; by content it is
+/// decided again while the document is not yet a routex file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decided {
+    ByName,
+    ByContent,
+}
+
+pub struct Document {
+    pub text: String,
+    pub version: i32,
+    pub kind: Kind,
+    decided: Decided,
+    /// The file name, for reports ("lb-config.json").
+    pub name: String,
+    pub lines: Lines,
+    analysis: OnceCell<Analysis>,
+    /// Where JSON cursor scans resume; made on the first hover or
+    /// completion after a change.
+    checkpoints: OnceCell<Vec<scan::Checkpoint>>,
+}
+
+impl Document {
+    pub fn new(uri: &Uri, language_id: &str, version: i32, text: String) -> Self {
+        let name = file_name(uri);
+        let (kind, decided) = classify(&name, language_id, &text);
+        Document {
+            lines: Lines::new(&text),
+            text,
+            version,
+            kind,
+            decided,
+            name,
+            analysis: OnceCell::new(),
+            checkpoints: OnceCell::new(),
+        }
+    }
+
+    /// The JSON context at byte `offset`, scanned from the nearest
+    /// checkpoint: at most `scan::CHECKPOINT_SPACING` bytes per request
+    /// once the document's checkpoints exist.
+    pub fn json_cursor(&self, offset: usize) -> scan::Cursor {
+        scan::cursor_from(&self.text, self.checkpoints(), offset)
+    }
+
+    /// Makes the checkpoints of a JSON document now (the server does it
+    /// once the diagnostics of a change are out, while the editor is idle).
+    pub fn prepare_cursor(&self) {
+        if matches!(self.kind, Kind::Config | Kind::Scenario) {
+            self.checkpoints();
+        }
+    }
+
+    fn checkpoints(&self) -> &[scan::Checkpoint] {
+        self.checkpoints
+            .get_or_init(|| scan::checkpoints(&self.text))
+    }
+
+    /// The analysis of the current text.
+    pub fn analysis(&self) -> &Analysis {
+        self.analysis
+            .get_or_init(|| Analysis::new(self.kind, &self.name, &self.text))
+    }
+
+    /// Applies content changes in order (ranges are in the text as left by
+    /// the previous change). Err when the result would exceed
+    /// [`MAX_DOCUMENT_BYTES`].
+    pub fn apply(
+        &mut self,
+        version: i32,
+        changes: Vec<TextDocumentContentChangeEvent>,
+    ) -> Result<(), TooLarge> {
+        for change in changes {
+            match change.range {
+                Some(range) => {
+                    let Span { start, end } = self.lines.span(&self.text, range);
+                    let grown = self.text.len() - (end - start) + change.text.len();
+                    if grown > MAX_DOCUMENT_BYTES {
+                        return Err(TooLarge);
+                    }
+                    self.text.replace_range(start..end, &change.text);
+                }
+                None => {
+                    if change.text.len() > MAX_DOCUMENT_BYTES {
+                        return Err(TooLarge);
+                    }
+                    self.text = change.text;
+                }
+            }
+            self.lines = Lines::new(&self.text);
+        }
+        self.version = version;
+        self.analysis = OnceCell::new();
+        self.checkpoints = OnceCell::new();
+        if self.decided == Decided::ByContent && self.kind == Kind::Other {
+            self.kind = classify(&self.name, "json", &self.text).0;
+        }
+        Ok(())
+    }
+}
+
+/// The open documents by URI.
+#[derive(Default)]
+pub struct Documents {
+    map: HashMap<Uri, Document>,
+}
+
+impl Documents {
+    /// Opens (or reopens) a document; false when [`MAX_DOCUMENTS`] are
+    /// already open.
+    pub fn open(&mut self, uri: Uri, document: Document) -> bool {
+        if self.map.len() >= MAX_DOCUMENTS && !self.map.contains_key(&uri) {
+            return false;
+        }
+        self.map.insert(uri, document);
+        true
+    }
+
+    pub fn close(&mut self, uri: &Uri) -> Option<Document> {
+        self.map.remove(uri)
+    }
+
+    pub fn get(&self, uri: &Uri) -> Option<&Document> {
+        self.map.get(uri)
+    }
+
+    pub fn get_mut(&mut self, uri: &Uri) -> Option<&mut Document> {
+        self.map.get_mut(uri)
+    }
+
+    /// Every open document other than `uri`.
+    pub fn others<'a>(&'a self, uri: &'a Uri) -> impl Iterator<Item = &'a Document> + 'a {
+        self.map
+            .iter()
+            .filter(move |(u, _)| *u != uri)
+            .map(|(_, d)| d)
+    }
+}
+
+/// The last path segment of a URI, percent-decoding left alone (routex
+/// only compares it with ASCII names).
+fn file_name(uri: &Uri) -> String {
+    let path = uri.path().as_str();
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+/// `*.routes` by name; `lb-config.json` by name; other JSON by a
+/// `$schema` naming routex's schema, a scenario's keys, or the content rule
+/// `routex lint` uses ([`routex::config::looks_like_lb_config`]).
+fn classify(name: &str, language_id: &str, text: &str) -> (Kind, Decided) {
+    if name.ends_with(".routes") || language_id == "routex" {
+        return (Kind::Routes, Decided::ByName);
+    }
+    if name == "lb-config.json" {
+        return (Kind::Config, Decided::ByName);
+    }
+    let json = name.ends_with(".json") || matches!(language_id, "json" | "jsonc");
+    if !json {
+        return (Kind::Other, Decided::ByName);
+    }
+    if text.len() > MAX_CHECKED_BYTES {
+        return (Kind::Other, Decided::ByContent);
+    }
+    let top: Option<serde_json::Map<String, serde_json::Value>> = serde_json::from_str(text).ok();
+    let key = |k: &str| top.as_ref().and_then(|m| m.get(k));
+    let kind = if key("$schema")
+        .and_then(|s| s.as_str())
+        .is_some_and(routex::config::names_routex_schema)
+    {
+        Kind::Config
+    } else if key("policies").is_some() && key("topology").is_some() {
+        Kind::Scenario
+    } else if routex::config::looks_like_lb_config(text) {
+        Kind::Config
+    } else {
+        Kind::Other
+    };
+    (kind, Decided::ByContent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_name_schema_and_content() {
+        let k = |name: &str, text: &str| classify(name, "json", text).0;
+        assert_eq!(k("fleet.routes", ""), Kind::Routes);
+        assert_eq!(k("lb-config.json", "[1]"), Kind::Config);
+        assert_eq!(
+            k(
+                "x.json",
+                r#"{"$schema": "https://example.org/routex/lb-config.schema.json"}"#
+            ),
+            Kind::Config
+        );
+        // The rule the checker uses: the schema's $id or file name, not any
+        // URL that mentions routex.
+        let id = format!(r#"{{"$schema": "{}"}}"#, routex::config::SCHEMA_ID);
+        assert_eq!(k("x.json", &id), Kind::Config);
+        assert_eq!(
+            k(
+                "x.json",
+                r#"{"$schema": "./.vscode/lb-config.schema.json"}"#
+            ),
+            Kind::Config
+        );
+        assert_eq!(
+            k(
+                "x.json",
+                r#"{"$schema": "https://routex.example/package.schema.json"}"#
+            ),
+            Kind::Other
+        );
+        assert_eq!(k("x.json", r#"{"models": {}}"#), Kind::Config);
+        assert_eq!(k("x.json", "{not json"), Kind::Config);
+        assert_eq!(
+            k("x.json", r#"{"policies": {}, "topology": {}}"#),
+            Kind::Scenario
+        );
+        assert_eq!(k("package.json", r#"{"name": "x"}"#), Kind::Other);
+        assert_eq!(classify("notes.txt", "plaintext", "{}").0, Kind::Other);
+    }
+}

@@ -1,0 +1,110 @@
+//! `routex lsp`: the editor server (Language Server Protocol 3.17 over
+//! standard input and output). A client of `check`, `config`, `syntax` and
+//! `render`, like the CLI; nothing below imports it.
+//!
+//! It serves route files (`*.routes`), lb-config.json files (by name, by a
+//! `$schema` naming routex's schema, or by content as `routex lint`
+//! decides) and simulator scenarios: diagnostics on open and change,
+//! hover, completion, quick fixes, formatting and document symbols. Setup
+//! per editor: docs/editors.md.
+//!
+//! - [`transport`]: stdin/stdout with a read-ahead queue;
+//! - [`server`]: the message loop, cancellation, shutdown;
+//! - [`documents`]: open documents, incremental edits, what kind each is;
+//! - [`analysis`]: the checker's report, table and trees of one text;
+//! - [`position`]: byte offsets <-> UTF-16 positions;
+//! - [`diagnostics`], [`hover`], [`completion`], [`actions`], [`symbols`]:
+//!   one feature each; `context` and `scan` find what the cursor is on.
+
+pub mod actions;
+pub mod analysis;
+pub mod completion;
+mod context;
+pub mod diagnostics;
+pub mod documents;
+pub mod hover;
+pub mod position;
+mod scan;
+pub mod server;
+pub mod symbols;
+pub mod transport;
+
+/// The protocol types the server's API speaks (documents are keyed by
+/// `lsp_types::Uri`), re-exported for benches and embedders.
+pub use lsp_types;
+
+use lsp_server::Connection;
+use lsp_types::{
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
+    HoverProviderCapability, InitializeResult, OneOf, PositionEncodingKind, ServerCapabilities,
+    ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+};
+
+/// What the server offers the client.
+pub fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(PositionEncodingKind::UTF16),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(
+            TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                ..TextDocumentSyncOptions::default()
+            },
+        )),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(
+                ["\"", "(", ",", "=", " "]
+                    .into_iter()
+                    .map(String::from)
+                    .collect(),
+            ),
+            ..CompletionOptions::default()
+        }),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..CodeActionOptions::default()
+        })),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// Serves one client on standard input and output; returns the exit
+/// status (0 after `shutdown` then `exit`, 1 otherwise).
+pub fn run_stdio() -> i32 {
+    let (connection, io_threads) = transport::stdio();
+    let status = serve(&connection);
+    drop(connection);
+    io_threads.join();
+    status
+}
+
+/// The handshake, then the message loop.
+pub fn serve(connection: &Connection) -> i32 {
+    let (id, params) = match connection.initialize_start() {
+        Ok(started) => started,
+        Err(error) => {
+            eprintln!("routex lsp: {error}");
+            return 1;
+        }
+    };
+    let docs_base = params
+        .pointer("/initializationOptions/diagnosticsDocs")
+        .and_then(|v| v.as_str())
+        .map_or_else(diagnostics::default_docs_base, String::from);
+    let result = InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(ServerInfo {
+            name: "routex".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+    };
+    let result = serde_json::to_value(result).unwrap_or_default();
+    if let Err(error) = connection.initialize_finish(id, result) {
+        eprintln!("routex lsp: {error}");
+        return 1;
+    }
+    server::Server::new(docs_base).run(connection)
+}

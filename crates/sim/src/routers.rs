@@ -1,0 +1,105 @@
+//! How a simulated router decides (docs/simulator.md, codemap).
+//! A [`SimRouter`] is one router's decision maker for one policy: the
+//! routex core for routing expressions and `legacy-band-walk`
+//! ([`CoreRouter`]), or a simulator-only baseline. The run loop owns the
+//! views, the waiting and the dispatch; a router only answers
+//! `Selected`, `Wait` or `Unavailable`, and may follow what it dispatched
+//! and the engines' KV events.
+
+use super::engine::blocks::KvEvent;
+use super::events::ReqId;
+use super::park::wake_mask;
+use super::policy::WakeRule;
+use super::time::Micros;
+use rand::RngCore;
+use routex::balancer::{Balancer, ClusterSnapshot, Decision, Membership, Request, Scratch};
+
+/// What a router knows of a request when it decides.
+pub struct Ask<'a> {
+    /// The request's index in the plan (routers that follow their
+    /// requests key their records by it).
+    pub id: ReqId,
+    /// The core's request: model, keys, input tokens, elapsed, excluded.
+    pub request: Request<'a>,
+    /// The request's prefix blocks, first block first (empty when the
+    /// workload has none).
+    pub blocks: &'a [u32],
+    /// Tokens per block.
+    pub block_tokens: u64,
+    pub now: Micros,
+    /// Names the ids of the router's view (constant while its membership
+    /// is), so the core's ranking cache need not compare them.
+    pub membership: Membership,
+}
+
+/// One router's decision maker. Instances are per router and never shared.
+pub trait SimRouter {
+    /// Decides for `ask` over the router's candidate view (topology order).
+    fn decide(
+        &mut self,
+        ask: &Ask<'_>,
+        view: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> Decision;
+
+    /// The request was sent to `backend` (block-aware routers index it).
+    fn dispatched(&mut self, _ask: &Ask<'_>, _backend: usize) {}
+
+    /// Whether this router needs the engines' KV events (engine v2).
+    fn wants_kv_events(&self) -> bool {
+        false
+    }
+
+    /// KV events of `backend`, delivered with its stats report.
+    fn kv_events(&mut self, _backend: usize, _events: &[KvEvent]) {}
+
+    /// Whether dispatches carry the expected queue time that Pylon's
+    /// queue-mismatch admission checks (stargate's routers do; the peers'
+    /// routers send none, so their requests are never rejected).
+    fn sends_expected_queue(&self) -> bool {
+        true
+    }
+
+    /// The request's first token left `backend` (its prefill is over).
+    fn first_token(&mut self, _request: ReqId, _backend: usize) {}
+
+    /// The request no longer occupies `backend`: it completed, the client
+    /// gave up, or a 429 came back. Called once per dispatch.
+    fn finished(&mut self, _request: ReqId, _backend: usize) {}
+
+    /// Requests the router still keeps a record of (0 once every dispatch
+    /// has been finished: checked at the end of each run in debug builds).
+    fn held_requests(&self) -> usize {
+        0
+    }
+
+    /// Fast mode: the backends whose view change can wake a request parked
+    /// after `ask` (bit b = backend b, see `park::bit`); all by default.
+    fn wake_mask(&self, _ask: &Ask<'_>, _view: &[ClusterSnapshot], _scratch: &mut Scratch) -> u64 {
+        u64::MAX
+    }
+}
+
+/// The routex core: a routing expression or the legacy band walk.
+pub struct CoreRouter {
+    pub balancer: Balancer,
+    pub wake: WakeRule,
+}
+
+impl SimRouter for CoreRouter {
+    fn decide(
+        &mut self,
+        ask: &Ask<'_>,
+        view: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> Decision {
+        self.balancer
+            .decide_named(&ask.request, view, ask.membership, rng, scratch)
+    }
+
+    fn wake_mask(&self, ask: &Ask<'_>, view: &[ClusterSnapshot], scratch: &mut Scratch) -> u64 {
+        wake_mask(self.wake, &self.balancer, view, &ask.request, scratch)
+    }
+}

@@ -1,0 +1,294 @@
+//! One simulation run: a policy at one offered rate under one seed
+//! (docs/simulator-model.md A2, A4-A6). Single-threaded and deterministic: the same
+//! settings, policy, rate and seed give the same records.
+//!
+//! The run owns the event loop and the state around the three pluggable
+//! parts: the `WorkloadSource` made the plan, each backend's
+//! [`Engine`] serves, each router's `SimRouter` decides. The handlers are
+//! split by side: `routing` (arrivals, decisions, dispatch, 429s),
+//! `serving` (engines and client timeouts), `stats` (Pylon reports and
+//! their delivery) and `records` (the metrics at the end).
+
+mod records;
+mod routing;
+mod serving;
+mod state;
+mod stats;
+
+use super::engine::{Engine, EngineParams};
+use super::events::{Event, EventQueue, ReqId};
+use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
+use super::park::{ParkingLot, WaitMode};
+use super::policy::PolicyKind;
+use super::publish::Coalescer;
+use super::pylon::{router_view, Pylon, PylonConfig};
+use super::rng::{stream, Stream};
+use super::routers::SimRouter;
+use super::time::{from_secs, one_way, Micros};
+use super::topology::Topology;
+use super::workload::{Plan, PlanShape, WorkloadSource};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use routex::balancer::Scratch;
+use routex::router::{CandidateView, WaitLoop};
+use state::ReqState;
+use stats::ReportSlab;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Everything a run needs besides the policy, rate and seed.
+#[derive(Clone, Debug)]
+pub struct SimSettings {
+    pub topology: Topology,
+    pub engine: EngineParams,
+    pub pylon: PylonConfig,
+    pub heartbeat_us: Micros,
+    /// Change-driven publishing's coalescing interval; `None` = off.
+    pub coalesce_us: Option<Micros>,
+    pub max_retries: u32,
+    pub routing_key: String,
+    pub model: String,
+    pub request_slo_ms: u64,
+    /// The client's `x-max-wait-ms`.
+    pub max_wait_ms: u64,
+    pub timeout_us: Micros,
+    pub ttft_slo_us: Micros,
+    /// Where requests come from.
+    pub workload: Arc<dyn WorkloadSource>,
+    pub warmup_s: f64,
+    pub measure_s: f64,
+    /// Polling (faithful) or parking (fast) between decisions (A11).
+    pub mode: WaitMode,
+}
+
+/// Counters of the run itself, for performance reports and invariants.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunStats {
+    pub requests: u64,
+    pub events: u64,
+    pub decisions: u64,
+    /// Change-driven publications (each sent to every router).
+    pub publications: u64,
+    /// ∫ slots in use dt, and Σ slot holding times (Little's law check).
+    pub slot_area_us: u128,
+    pub slot_holding_us: u128,
+    pub max_slots_in_use: u32,
+    /// The most stats reports alive at once (each is freed after its last
+    /// delivery).
+    pub max_reports_in_flight: u64,
+    pub engines_idle_at_end: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub metrics: RunMetrics,
+    pub diagnostics: RunDiagnostics,
+    pub series: Vec<Bin>,
+    pub stats: RunStats,
+}
+
+struct Sim<'a> {
+    s: &'a SimSettings,
+    plan: Plan,
+    queue: EventQueue,
+    /// Client timeouts in arrival order: the timeout is the same for every
+    /// request, so this FIFO is sorted and keeps them out of the heap.
+    timeouts: VecDeque<(Micros, ReqId)>,
+    now: Micros,
+    reqs: Vec<ReqState>,
+    resolved: usize,
+    engines: Vec<Engine>,
+    pylons: Vec<Pylon>,
+    views: Vec<CandidateView>,
+    /// Reports in flight to the routers; `StatsArrive` events index it.
+    reports: ReportSlab,
+    routers: Vec<Box<dyn SimRouter>>,
+    lb_rngs: Vec<ChaCha8Rng>,
+    infra: ChaCha8Rng,
+    wait: WaitLoop,
+    scratch: Scratch,
+    /// One-way delay [router][backend].
+    one_way: Vec<Vec<Micros>>,
+    stats: RunStats,
+    slots_in_use: u64,
+    /// Fast mode only: parked requests, the capacity limit under which a
+    /// view change wakes them, and a reusable list of the woken.
+    lot: ParkingLot,
+    wake_limit: u64,
+    woken: Vec<ReqId>,
+    /// Per backend, when change-driven publishing is on.
+    coalescers: Vec<Coalescer>,
+}
+
+/// Runs one (policy, rate, seed).
+pub fn run(s: &SimSettings, policy: &PolicyKind, rate_rps: f64, seed: u64) -> RunResult {
+    let horizon_s = s.warmup_s + s.measure_s;
+    let weights: Vec<f64> = s.topology.routers.iter().map(|r| r.weight).collect();
+    let plan = s.workload.plan(
+        &PlanShape {
+            rate_rps,
+            horizon_s,
+            router_weights: &weights,
+            ttft_jitter_ms: s.engine.ttft_jitter_ms,
+            decode_tps: s.engine.decode_tps,
+        },
+        &mut stream(seed, Stream::Workload),
+    );
+    let end = plan.end;
+    let mut sim = Sim::new(s, policy, plan, seed);
+    sim.run_to_end();
+    sim.finish(from_secs(s.warmup_s), end)
+}
+
+impl<'a> Sim<'a> {
+    fn new(s: &'a SimSettings, policy: &PolicyKind, plan: Plan, seed: u64) -> Self {
+        let topo = &s.topology;
+        let mut engines: Vec<Engine> = topo
+            .backends
+            .iter()
+            .map(|_| Engine::new(&s.engine, plan.block_tokens, plan.block_ids))
+            .collect();
+        let pylons: Vec<Pylon> = topo
+            .backends
+            .iter()
+            .map(|_| Pylon::new(s.pylon.clone()))
+            .collect();
+        let idle: Vec<_> = pylons.iter().map(|p| Rc::new(p.report())).collect();
+        let ids: Vec<String> = topo.backends.iter().map(|b| b.id.clone()).collect();
+        let views = (0..topo.routers.len())
+            .map(|r| router_view(&ids, &topo.router_rtts(r), &idle))
+            .collect();
+        let one_way = topo
+            .routers
+            .iter()
+            .map(|r| {
+                topo.backends
+                    .iter()
+                    .map(|b| one_way(topo.rtt_ms(r.region, b.region)))
+                    .collect()
+            })
+            .collect();
+        let n = plan.requests.len();
+        let routers: Vec<Box<dyn SimRouter>> = topo
+            .routers
+            .iter()
+            .map(|_| policy.instantiate(&s.engine))
+            .collect();
+        if routers.iter().any(|r| r.wants_kv_events()) {
+            engines.iter_mut().for_each(Engine::log_kv_events);
+        }
+        Sim {
+            s,
+            plan,
+            queue: EventQueue::default(),
+            timeouts: VecDeque::new(),
+            now: 0,
+            reqs: vec![ReqState::new(); n],
+            resolved: 0,
+            engines,
+            pylons,
+            views,
+            reports: ReportSlab::default(),
+            routers,
+            lb_rngs: (0..topo.routers.len() as u64)
+                .map(|r| stream(seed, Stream::Lb(r)))
+                .collect(),
+            infra: stream(seed, Stream::Infra),
+            wait: WaitLoop::new(Some(s.max_wait_ms)),
+            scratch: Scratch::default(),
+            one_way,
+            stats: RunStats::default(),
+            slots_in_use: 0,
+            lot: match s.mode {
+                WaitMode::Fast => ParkingLot::new(topo.routers.len(), n),
+                WaitMode::Faithful => ParkingLot::default(),
+            },
+            wake_limit: policy.wake_rule().capacity_limit,
+            woken: Vec::new(),
+            coalescers: match s.coalesce_us {
+                Some(interval) => vec![Coalescer::new(interval); topo.backends.len()],
+                None => Vec::new(),
+            },
+        }
+    }
+
+    fn run_to_end(&mut self) {
+        let heartbeat = self.s.heartbeat_us.max(1);
+        for b in 0..self.engines.len() {
+            let phase = self.infra.random_range(0..heartbeat);
+            self.queue.push(phase, Event::Heartbeat(b as u32));
+        }
+        if let Some(first) = self.plan.requests.first() {
+            self.queue.push(first.arrival, Event::Arrive(0));
+        }
+        let total = self.plan.requests.len();
+        while self.resolved < total {
+            // A timeout was scheduled at its request's arrival, before any
+            // event of the same instant, so it runs first on a tie.
+            let timeout_due = match (self.timeouts.front(), self.queue.peek_time()) {
+                (Some(&(t, _)), Some(next)) => t <= next,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if timeout_due {
+                if let Some((at, i)) = self.timeouts.pop_front() {
+                    self.advance(at);
+                    self.timeout(i);
+                }
+                continue;
+            }
+            let Some((at, event)) = self.queue.pop() else {
+                break;
+            };
+            self.advance(at);
+            self.stats.events += 1;
+            self.handle(event);
+        }
+        self.stats.requests = total as u64;
+    }
+
+    fn advance(&mut self, at: Micros) {
+        let dt = at.saturating_sub(self.now);
+        self.stats.slot_area_us += u128::from(dt) * u128::from(self.slots_in_use);
+        self.now = self.now.max(at);
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Arrive(i) => self.arrive(i),
+            Event::RouteAttempt(i) => self.route(i),
+            Event::Unpark { req, token } => {
+                if self.lot.take(req, token) {
+                    self.route(req);
+                }
+            }
+            Event::BackendReceive(i) => self.receive(i),
+            Event::MismatchReturn(i) => self.mismatch_return(i),
+            Event::PrefillDone(i) => self.prefill_done(i),
+            Event::FirstToken(i) => self.first_token(i),
+            Event::Complete(i) => self.complete(i),
+            Event::Heartbeat(b) => self.heartbeat(b),
+            Event::Publish(b) => {
+                if let Some(c) = self.coalescers.get_mut(b as usize) {
+                    c.published(self.now);
+                }
+                self.stats.publications += 1;
+                self.publish(b);
+            }
+            Event::StatsArrive {
+                backend,
+                router,
+                report,
+            } => self.stats_arrive(backend as usize, router as usize, report),
+        }
+    }
+
+    fn resolve(&mut self, i: ReqId, outcome: Outcome) {
+        let r = &mut self.reqs[i as usize];
+        if r.outcome.is_none() {
+            r.outcome = Some(outcome);
+            self.resolved += 1;
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The router side of a run (docs/simulator-model.md A6): arrivals, decisions through
+//! the router's [`SimRouter`](crate::routers::SimRouter), the routing
+//! loop's waits (or fast mode's parks), dispatch and queue-mismatch returns.
+
+use super::Sim;
+use crate::events::{Event, ReqId};
+use crate::metrics::Outcome;
+use crate::park::WaitMode;
+use crate::pylon::expected_queue_ms;
+use crate::routers::Ask;
+use crate::time::to_duration;
+use crate::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
+use routex::balancer::estimate::has_capacity;
+use routex::balancer::Request;
+
+impl Sim<'_> {
+    pub(super) fn arrive(&mut self, i: ReqId) {
+        let idx = i as usize;
+        if let Some(next) = self.plan.requests.get(idx + 1) {
+            self.queue.push(next.arrival, Event::Arrive(i + 1));
+        }
+        let arrival = self.plan.requests[idx].arrival;
+        self.timeouts
+            .push_back((arrival.saturating_add(self.s.timeout_us), i));
+        self.route(i);
+    }
+
+    /// A6 `RouteAttempt`: ask router r's decision maker with r's current view.
+    pub(super) fn route(&mut self, i: ReqId) {
+        let idx = i as usize;
+        if self.reqs[idx].outcome.is_some() {
+            return;
+        }
+        let p = self.plan.requests[idx];
+        let router = p.router as usize;
+        let backends = self.engines.len();
+        let st = &mut self.reqs[idx];
+        st.attempts += 1;
+        if st.excluded.len() >= backends {
+            return self.resolve(i, Outcome::NoRoute); // no retry can succeed
+        }
+        let ids = self.views[router].snapshots();
+        let mut excluded_buf = [""; 8];
+        let excluded_vec: Vec<&str>;
+        let excluded: &[&str] = if st.excluded.len() <= excluded_buf.len() {
+            for (slot, &b) in excluded_buf.iter_mut().zip(&st.excluded) {
+                *slot = ids[b as usize].id.as_str();
+            }
+            &excluded_buf[..st.excluded.len()]
+        } else {
+            excluded_vec = st
+                .excluded
+                .iter()
+                .map(|&b| ids[b as usize].id.as_str())
+                .collect();
+            &excluded_vec
+        };
+        let ask = Ask {
+            id: i,
+            request: Request {
+                model: &self.s.model,
+                // A blank routing key is an absent one (ref 1.1).
+                routing_key: Some(self.s.routing_key.as_str()).filter(|k| !k.trim().is_empty()),
+                cache_affinity_key: self.plan.key_names.get(p.key as usize).map(String::as_str),
+                input_tokens: Some(p.input),
+                priority: 0,
+                request_slo_ms: Some(self.s.request_slo_ms),
+                elapsed: to_duration(self.now - p.arrival),
+                excluded,
+            },
+            blocks: self.plan.blocks_of(&p),
+            block_tokens: self.plan.block_tokens,
+            now: self.now,
+            membership: self.views[router].membership(),
+        };
+        self.stats.decisions += 1;
+        let view = self.views[router].snapshots();
+        let decider = &mut self.routers[router];
+        let decision = decider.decide(&ask, view, &mut self.lb_rngs[router], &mut self.scratch);
+        let elapsed = self.now - p.arrival;
+        let choice = if self.s.mode == WaitMode::Fast {
+            match fast_after_decision(&self.wait, decision, elapsed, &mut self.infra) {
+                FastStep::Dispatch(choice) if choice.index < backends => choice,
+                FastStep::Dispatch(_) | FastStep::GiveUp => {
+                    return self.resolve(i, Outcome::NoRoute)
+                }
+                FastStep::Park(us) => {
+                    let mask = decider.wake_mask(&ask, view, &mut self.scratch);
+                    let token = self.lot.park(router, i, mask);
+                    self.queue
+                        .push(self.now + us, Event::Unpark { req: i, token });
+                    return;
+                }
+            }
+        } else {
+            match after_decision(&self.wait, decision, elapsed, &mut self.infra) {
+                Step::Dispatch(choice) if choice.index < backends => choice,
+                Step::Dispatch(_) | Step::GiveUp => return self.resolve(i, Outcome::NoRoute),
+                Step::SleepFor(us) => {
+                    return self.queue.push(self.now + us, Event::RouteAttempt(i));
+                }
+            }
+        };
+        decider.dispatched(&ask, choice.index);
+        self.dispatch(i, choice.index, choice.rank_depth);
+    }
+
+    /// Fast mode: router r's view of backend b changed (stats arrived or a
+    /// reservation was removed). If b now has room under the policy's
+    /// limit, the requests parked for it re-decide after a generic retry
+    /// sleep of the routing loop.
+    pub(super) fn view_changed(&mut self, router: usize, backend: usize) {
+        if self.s.mode != WaitMode::Fast {
+            return;
+        }
+        let Some(c) = self.views[router].snapshots().get(backend) else {
+            return;
+        };
+        if !has_capacity(c, self.wake_limit) {
+            return;
+        }
+        let mut woken = std::mem::take(&mut self.woken);
+        woken.clear();
+        self.lot.wake(router, backend, &mut woken);
+        for &i in &woken {
+            let elapsed = self.now - self.plan.requests[i as usize].arrival;
+            let at = match retry(&self.wait, elapsed, &mut self.infra) {
+                Step::SleepFor(us) => self.now + us,
+                // The budget is spent: the last decision happens now.
+                Step::Dispatch(_) | Step::GiveUp => self.now,
+            };
+            self.queue.push(at, Event::RouteAttempt(i));
+        }
+        self.woken = woken;
+    }
+
+    pub(super) fn dispatch(&mut self, i: ReqId, backend: usize, rank_depth: u32) {
+        let idx = i as usize;
+        let p = self.plan.requests[idx];
+        let router = p.router as usize;
+        let view = &mut self.views[router];
+        let expected_queue_ms = if self.routers[router].sends_expected_queue() {
+            view.snapshots().get(backend).and_then(expected_queue_ms)
+        } else {
+            None
+        };
+        let reservation = view.reserve(backend, 0, 0, p.input);
+        let st = &mut self.reqs[idx];
+        st.dispatched_at = self.now;
+        st.backend = backend as u32;
+        st.rank_depth = rank_depth;
+        st.reservation = reservation;
+        st.expected_queue_ms = expected_queue_ms;
+        st.held = true;
+        let at = self.now + self.one_way[router][backend];
+        self.queue.push(at, Event::BackendReceive(i));
+    }
+
+    pub(super) fn mismatch_return(&mut self, i: ReqId) {
+        let idx = i as usize;
+        let router = self.plan.requests[idx].router as usize;
+        let (backend, reservation) = (self.reqs[idx].backend, self.reqs[idx].reservation);
+        let released = reservation.is_some_and(|r| self.views[router].release(r));
+        if released {
+            self.view_changed(router, backend as usize);
+        }
+        self.release_at_router(i);
+        if self.reqs[idx].outcome.is_some() {
+            return;
+        }
+        let st = &mut self.reqs[idx];
+        st.rejections += 1;
+        if st.rejections > self.s.max_retries {
+            return self.resolve(i, Outcome::RetriesExhausted);
+        }
+        if !st.excluded.contains(&backend) {
+            st.excluded.push(backend);
+        }
+        self.route(i);
+    }
+
+    /// Tells the request's router that its dispatch is over (once).
+    pub(super) fn release_at_router(&mut self, i: ReqId) {
+        let st = &mut self.reqs[i as usize];
+        if std::mem::take(&mut st.held) {
+            let router = self.plan.requests[i as usize].router as usize;
+            self.routers[router].finished(i, st.backend as usize);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! A request's progress through one run.
+
+use crate::metrics::Outcome;
+use crate::time::Micros;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Not at an engine.
+    Routing,
+    Queued,
+    Prefilling,
+    /// Prefill done, waiting out ttft_base + jitter.
+    Settling,
+    Decoding,
+    Done,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct ReqState {
+    pub(super) outcome: Option<Outcome>,
+    pub(super) phase: Phase,
+    pub(super) backend: u32,
+    pub(super) excluded: Vec<u32>,
+    pub(super) rejections: u32,
+    pub(super) attempts: u32,
+    pub(super) dispatched_at: Micros,
+    pub(super) rank_depth: u32,
+    /// The dispatch in flight: its reservation and expected queue time.
+    pub(super) reservation: Option<routex::router::ReservationId>,
+    pub(super) expected_queue_ms: Option<u64>,
+    /// Dispatched and not yet reported finished to its router.
+    pub(super) held: bool,
+    pub(super) received_at: Micros,
+    pub(super) slot_since: Micros,
+    pub(super) reused: u64,
+    pub(super) engine_first_token: Micros,
+    pub(super) client_first_token: Micros,
+}
+
+impl ReqState {
+    pub(super) fn new() -> Self {
+        ReqState {
+            outcome: None,
+            phase: Phase::Routing,
+            backend: 0,
+            excluded: Vec::new(),
+            rejections: 0,
+            attempts: 0,
+            dispatched_at: 0,
+            rank_depth: 0,
+            reservation: None,
+            expected_queue_ms: None,
+            held: false,
+            received_at: 0,
+            slot_since: 0,
+            reused: 0,
+            engine_first_token: 0,
+            client_first_token: 0,
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Validation of a parsed scenario (docs/simulator-model.md A10.1), one function per
+//! section of the file. Every check reports against the key it is about.
+
+use super::ScenarioFile;
+use crate::engine::{V1, V2};
+use crate::workload::trace::{Trace, TraceSpec};
+
+/// The most distinct prefix blocks a workload may have: each engine v2
+/// cache indexes them with one `u32` per id.
+pub const MAX_BLOCK_IDS: u64 = 1 << 24;
+
+/// The longest duration a scenario may give in ms (about 11.6 days): times
+/// in µs then stay far below `u64::MAX` whatever is added to them.
+pub const MAX_MS: u64 = 1_000_000_000;
+/// The longest RTT, relay delay, TTFT base or jitter, in ms.
+const MAX_DELAY_MS: f64 = 1_000_000.0;
+/// The longest run: warmup + measure, in seconds.
+pub const MAX_HORIZON_S: f64 = 1_000_000.0;
+/// The longest input-TPS window, in first tokens.
+const MAX_TPS_WINDOW: usize = 10_000;
+
+fn ms_at_most(err: &mut Err<'_>, key: &str, v: u64) {
+    if v > MAX_MS {
+        let name = key.rsplit('.').next().unwrap_or(key);
+        err(
+            key,
+            format!("`{name}` must be at most {MAX_MS} ms, got {v}"),
+        );
+    }
+}
+
+fn positive(v: f64) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+/// Reports one invalid value at the named key.
+pub(super) type Err<'e> = dyn FnMut(&str, String) + 'e;
+
+/// Every numeric and structural rule; each problem goes through `err`.
+pub(super) fn numbers(f: &ScenarioFile, err: &mut Err<'_>) {
+    topology(f, err);
+    runs(f, err);
+    engine(f, err);
+    pylon(f, err);
+    router_and_client(f, err);
+    workload(f, err);
+}
+
+/// Regions, RTTs, traffic weights and the fleet's size.
+fn topology(f: &ScenarioFile, err: &mut Err<'_>) {
+    let t = &f.topology;
+    let r = t.regions.len();
+    if r == 0 {
+        err(
+            "topology.regions",
+            "the topology needs at least one region".into(),
+        );
+    }
+    if t.rtt_ms.len() != r || t.rtt_ms.iter().any(|row| row.len() != r) {
+        err(
+            "topology.rtt_ms",
+            format!("`rtt_ms` must be a {r} x {r} matrix (one row and column per region)"),
+        );
+    }
+    if t.rtt_ms
+        .iter()
+        .flatten()
+        .chain([&t.intra_region_rtt_ms, &t.stats_relay_ms])
+        .any(|v| !(v.is_finite() && (0.0..=MAX_DELAY_MS).contains(v)))
+    {
+        err(
+            "topology.rtt_ms",
+            format!("round-trip and relay times must be finite, in 0..={MAX_DELAY_MS} ms"),
+        );
+    }
+    if let Some(i) = t
+        .regions
+        .iter()
+        .position(|g| !(g.traffic_weight.is_finite() && g.traffic_weight >= 0.0))
+    {
+        err(
+            &format!("topology.regions.{i}.traffic_weight"),
+            "traffic weights must be finite and >= 0".into(),
+        );
+    }
+    if !t
+        .regions
+        .iter()
+        .any(|g| g.traffic_weight > 0.0 && g.routers > 0)
+    {
+        err(
+            "topology.regions",
+            "at least one region needs routers and a non-zero `traffic_weight`".into(),
+        );
+    }
+    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() == 0 {
+        err(
+            "topology.regions",
+            "the topology needs at least one backend".into(),
+        );
+    }
+    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() > 10_000
+        || t.regions.iter().map(|g| u64::from(g.routers)).sum::<u64>() > 10_000
+    {
+        err(
+            "topology.regions",
+            "at most 10 000 backends and 10 000 routers".into(),
+        );
+    }
+}
+
+/// Seeds, rates, the measurement window and the policies.
+fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
+    if f.seeds.is_empty() {
+        err("seeds", "`seeds` must not be empty".into());
+    }
+    let speedups = f.trace.as_ref().map_or(&[][..], |t| &t.speedups[..]);
+    if !speedups.is_empty() {
+        if !f.rates_rps.is_empty() {
+            err(
+                "rates_rps",
+                "give `rates_rps` or `trace.speedups`, not both".into(),
+            );
+        }
+        if speedups.iter().any(|v| !positive(*v)) {
+            err("trace.speedups", "`speedups` must be finite and > 0".into());
+        }
+    } else if f.rates_rps.is_empty() || f.rates_rps.iter().any(|v| !positive(*v)) {
+        err(
+            "rates_rps",
+            "`rates_rps` must be a non-empty list of rates > 0".into(),
+        );
+    }
+    if !(f.warmup_s.is_finite() && f.warmup_s >= 0.0) {
+        err("warmup_s", "`warmup_s` must be finite and >= 0".into());
+    }
+    if !(f.measure_s.is_finite() && f.measure_s > 0.0) {
+        err("measure_s", "`measure_s` must be finite and > 0".into());
+    }
+    let horizon = f.warmup_s + f.measure_s;
+    // The time series holds one bin per 10 s of the horizon.
+    if horizon > MAX_HORIZON_S {
+        err(
+            if f.warmup_s > f.measure_s {
+                "warmup_s"
+            } else {
+                "measure_s"
+            },
+            format!("`warmup_s` + `measure_s` must be at most {MAX_HORIZON_S} s (about 11.6 days)"),
+        );
+    }
+    // A trace's requests are bounded by the trace itself.
+    if f.trace.is_none() && f.rates_rps.iter().any(|r| r * horizon > 50_000_000.0) {
+        err(
+            "rates_rps",
+            "a run would plan more than 50 million requests (rate x (warmup_s + measure_s))".into(),
+        );
+    }
+    if f.policies.is_empty() {
+        err(
+            "policies",
+            "`policies` must name at least one policy".into(),
+        );
+    }
+}
+
+/// The engine profile.
+fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
+    let e = &f.engine;
+    if e.model != V1 && e.model != V2 {
+        err(
+            "engine.model",
+            format!(
+                "engine model `{}` is not supported; use \"{V1}\" or \"{V2}\"",
+                e.model
+            ),
+        );
+    }
+    let blocks = f.trace.is_some()
+        || f.workload
+            .as_ref()
+            .is_some_and(|w| w.block_tokens.is_some());
+    if e.model == V2 && !blocks {
+        err(
+            "engine.model",
+            format!("engine `{V2}` caches prefix blocks: give the workload `block_tokens` or replay a trace"),
+        );
+    }
+    if e.slots == 0 {
+        err("engine.slots", "`slots` must be > 0".into());
+    }
+    if !(e.prefill_tps.is_finite() && e.prefill_tps >= 1.0) {
+        err(
+            "engine.prefill_tps",
+            "`prefill_tps` must be finite and >= 1".into(),
+        );
+    }
+    if !(1e-3..=1e3).contains(&e.backend_speed) {
+        err(
+            "engine.backend_speed",
+            "`backend_speed` must be in 0.001..=1000".into(),
+        );
+    }
+    if !(e.decode_tps[0] >= 0.01
+        && e.decode_tps[1].is_finite()
+        && e.decode_tps[0] <= e.decode_tps[1])
+    {
+        err(
+            "engine.decode_tps",
+            "`decode_tps` must be [min, max] with 0.01 <= min <= max".into(),
+        );
+    }
+    if !((0.0..=MAX_DELAY_MS).contains(&e.ttft_base_ms)
+        && (0.0..=MAX_DELAY_MS).contains(&e.ttft_jitter_ms))
+    {
+        err(
+            "engine.ttft_base_ms",
+            format!("`ttft_base_ms` and `ttft_jitter_ms` must be in 0..={MAX_DELAY_MS}"),
+        );
+    }
+}
+
+/// Heartbeat, input TPS and queue-mismatch admission.
+fn pylon(f: &ScenarioFile, err: &mut Err<'_>) {
+    let p = &f.pylon;
+    if p.heartbeat_ms == 0 {
+        err("pylon.heartbeat_ms", "`heartbeat_ms` must be > 0".into());
+    }
+    ms_at_most(err, "pylon.heartbeat_ms", p.heartbeat_ms);
+    if let Some(c) = p.coalesce_ms {
+        ms_at_most(err, "pylon.coalesce_ms", c);
+    }
+    ms_at_most(err, "pylon.mismatch.min_delta_ms", p.mismatch.min_delta_ms);
+    if !positive(p.input_tps.initial)
+        || !(1..=MAX_TPS_WINDOW).contains(&p.input_tps.window)
+        || !(0.0..=MAX_DELAY_MS).contains(&p.input_tps.floor_ms)
+    {
+        err(
+            "pylon.input_tps",
+            format!("`input_tps` needs `initial` > 0, `window` in 1..={MAX_TPS_WINDOW} and `floor_ms` in 0..={MAX_DELAY_MS}"),
+        );
+    }
+    if !(p.mismatch.tolerance.is_finite() && p.mismatch.tolerance >= 0.0) {
+        err(
+            "pylon.mismatch.tolerance",
+            "`tolerance` must be finite and >= 0".into(),
+        );
+    }
+}
+
+/// The routing loop and the client's limits.
+fn router_and_client(f: &ScenarioFile, err: &mut Err<'_>) {
+    let [lo, hi] = f.router.retry_sleep_ms;
+    if lo > hi || hi == 0 {
+        err(
+            "router.retry_sleep_ms",
+            "`retry_sleep_ms` must be [min, max] with min <= max and max > 0".into(),
+        );
+    }
+    ms_at_most(err, "router.retry_sleep_ms", hi);
+    if f.router.recheck_ms == 0 {
+        err("router.recheck_ms", "`recheck_ms` must be > 0".into());
+    }
+    ms_at_most(err, "router.recheck_ms", f.router.recheck_ms);
+    if f.client.timeout_ms == 0 {
+        err("client.timeout_ms", "`timeout_ms` must be > 0".into());
+    }
+    let c = &f.client;
+    for (key, v) in [
+        ("client.request_slo_ms", c.request_slo_ms),
+        ("client.max_wait_ms", c.max_wait_ms),
+        ("client.timeout_ms", c.timeout_ms),
+        ("client.ttft_slo_ms", c.ttft_slo_ms),
+    ] {
+        ms_at_most(err, key, v);
+    }
+}
+
+/// The synthetic workload's keys and sizes, or the trace's settings.
+fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
+    let w = match (&f.workload, &f.trace) {
+        (Some(w), None) => w,
+        (None, Some(t)) => return trace(t, err),
+        (Some(_), Some(_)) => {
+            return err("trace", "give `workload` or `trace`, not both".into());
+        }
+        (None, None) => {
+            return err(
+                "workload",
+                "the scenario needs a `workload` or a `trace`".into(),
+            )
+        }
+    };
+    match w.block_tokens {
+        Some(0) => err("workload.block_tokens", "`block_tokens` must be > 0".into()),
+        Some(bt) if u64::from(w.keys).saturating_mul(w.input_tokens[1].div_ceil(bt)) > MAX_BLOCK_IDS => {
+            err(
+                "workload.block_tokens",
+                format!("the keys' block chains would exceed {MAX_BLOCK_IDS} block ids: use larger blocks or fewer keys"),
+            )
+        }
+        _ => {}
+    }
+    if w.keys == 0
+        || w.input_tokens[0] > w.input_tokens[1]
+        || !(w.zipf_s.is_finite() && w.zipf_s >= 0.0)
+    {
+        err("workload", "`workload` needs `keys` > 0, `zipf_s` >= 0 and `input_tokens` [min, max] with min <= max".into());
+    }
+    // Bounds that keep a run's memory and arithmetic finite.
+    if w.keys > 10_000_000 || w.input_tokens[1] > 1_000_000_000 || w.output_tokens > 1_000_000 {
+        err(
+            "workload",
+            "`workload` is too large: at most 10 000 000 keys, 10^9 input and 10^6 output tokens"
+                .into(),
+        );
+    }
+}
+
+/// The trace's settings (its lines are checked as it is read).
+fn trace(t: &TraceSpec, err: &mut Err<'_>) {
+    if t.format != "mooncake" {
+        err(
+            "trace.format",
+            format!(
+                "trace format `{}` is not supported; use \"mooncake\"",
+                t.format
+            ),
+        );
+    }
+    if t.block_tokens == 0 || t.block_tokens > 1_000_000 {
+        err(
+            "trace.block_tokens",
+            "`block_tokens` must be in 1..=1000000".into(),
+        );
+    }
+}
+
+/// Once the trace is read: `speedups` become the offered rates, and every
+/// run must leave time to measure after the warmup.
+pub(super) fn trace_window(f: &mut ScenarioFile, trace: &Trace, err: &mut Err<'_>) {
+    let native = trace.native_rps();
+    if !positive(native) {
+        return err(
+            "trace.path",
+            "the trace spans no time: every request has the same timestamp".into(),
+        );
+    }
+    if let Some(t) = &f.trace {
+        if !t.speedups.is_empty() {
+            f.rates_rps = t.speedups.iter().map(|s| s * native).collect();
+        }
+    }
+    for &rate in &f.rates_rps {
+        let span = trace.span_s() * native / rate;
+        if span <= f.warmup_s {
+            err(
+                "warmup_s",
+                format!(
+                    "at {rate:.3} RPS (speed-up {:.3}) the trace lasts {span:.1} s, not past the {} s warmup",
+                    rate / native,
+                    f.warmup_s
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Tests for the sim layer (docs/simulator-model.md A12).
+
+mod baselines;
+mod calibration;
+mod calibration_policies;
+mod core;
+mod determinism;
+mod engine_v2;
+mod fast;
+mod invariants;
+mod publish;
+mod robustness;
+mod scenario;
+mod snapshots;
+mod support;
+mod trace;
+mod tune;
+
+/// The repository root, where the inputs, examples, docs and snapshots
+/// are (canonical, so `file:` URIs built from it match the binary's).
+pub fn repo() -> &'static std::path::Path {
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        std::fs::canonicalize(root).unwrap_or_else(|e| panic!("{root}: {e}"))
+    })
+}

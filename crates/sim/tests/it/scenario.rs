@@ -1,0 +1,139 @@
+//! Scenario files: schema errors point into the JSON text.
+
+use routex::diag::{line_column, Code};
+use routex_sim::scenario::{load, DEFAULT_SCENARIO};
+
+fn first_error(text: &str) -> (Code, (usize, usize), String) {
+    let report = match load("s.json", text) {
+        Ok(_) => panic!("expected an invalid scenario"),
+        Err(r) => r,
+    };
+    let d = report.first_error().expect("an error").clone();
+    (d.code, line_column(text, d.span.start), d.message)
+}
+
+#[test]
+fn unknown_fields_are_rejected_with_their_line() {
+    let text =
+        DEFAULT_SCENARIO.replacen("\"warmup_s\": 60,", "\"warmup_s\": 60, \"warmpu\": 1,", 1);
+    let (code, (line, _), message) = first_error(&text);
+    assert_eq!(code, Code::UnknownField);
+    assert_eq!(line, 4);
+    assert!(message.contains("warmpu"), "{message}");
+}
+
+#[test]
+fn malformed_json_is_invalid_json() {
+    let (code, (line, _), _) = first_error("{\n  \"name\": \"x\",,\n}");
+    assert_eq!(code, Code::InvalidJson);
+    assert_eq!(line, 2);
+}
+
+#[test]
+fn wrong_types_and_missing_fields() {
+    let text = DEFAULT_SCENARIO.replacen("\"seeds\": [1, 2, 3]", "\"seeds\": \"1\"", 1);
+    assert_eq!(first_error(&text).0, Code::InvalidType);
+    let text = DEFAULT_SCENARIO.replacen("\"seeds\": [1, 2, 3],", "", 1);
+    assert_eq!(first_error(&text).0, Code::MissingField);
+}
+
+fn with_policy(policy: &str) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(DEFAULT_SCENARIO).expect("json");
+    v["policies"] = serde_json::json!({ "p": policy });
+    serde_json::to_string_pretty(&v).expect("json")
+}
+
+#[test]
+fn policy_errors_carry_their_codes_and_point_into_the_string() {
+    let text = with_policy("pulsar-wait-and-widen(max_queud=4)");
+    let (code, _, message) = first_error(&text);
+    assert_eq!(code, Code::UnknownParameter);
+    assert!(message.starts_with("policy `p`"), "{message}");
+    let report = load("s.json", &text).expect_err("invalid");
+    let d = report.first_error().expect("error");
+    assert_eq!(&text[d.span.start..d.span.end], "max_queud");
+
+    assert_eq!(
+        first_error(&with_policy("fastest(n=1)")).0,
+        Code::UnknownMethod
+    );
+    let legacy = with_policy("legacy-band-walk(max_queued=4, band_widen_interval_ms=3)");
+    let report = load("s.json", &legacy).expect_err("invalid");
+    let d = report.first_error().expect("error");
+    assert_eq!(d.code, Code::UnknownParameter);
+    assert_eq!(&legacy[d.span.start..d.span.end], "band_widen_interval_ms");
+}
+
+#[test]
+fn simulator_only_rejections_and_warnings() {
+    let kv = with_policy("pulsar(consider_kv_free_tokens=true)");
+    assert_eq!(first_error(&kv).0, Code::InvalidValue);
+    let floor = with_policy(
+        "pulsar-wait-and-widen(max_queue_time_floor_ms=500, max_queue_time_ceil_ms=100)",
+    );
+    assert_eq!(first_error(&floor).0, Code::FloorAboveCeil);
+    // Without both bounds the band walk degenerates: a warning, not an error.
+    let p = load("s.json", &with_policy("legacy-band-walk(max_queued=4)")).expect("valid");
+    assert!(p
+        .warnings
+        .diagnostics
+        .iter()
+        .any(|d| d.code == Code::NoQueueSlo && !d.is_error()));
+}
+
+#[test]
+fn structural_validation() {
+    let text = DEFAULT_SCENARIO.replacen("[[0,65,125,100,140],", "[[0,65,125,100],", 1);
+    let (code, _, message) = first_error(&text);
+    assert_eq!(code, Code::InvalidValue);
+    assert!(message.contains("5 x 5"), "{message}");
+    let text = DEFAULT_SCENARIO.replacen("\"traffic_weight\": 1.0", "\"traffic_weight\": 0.0", 1);
+    assert!(first_error(&text).2.contains("traffic_weight"));
+    let text = DEFAULT_SCENARIO.replacen("[200, 220,", "[0, 220,", 1);
+    assert!(first_error(&text).2.contains("rates_rps"));
+    let text = DEFAULT_SCENARIO.replacen("\"measure_s\": 180", "\"measure_s\": 1e12", 1);
+    assert!(first_error(&text).2.contains("must be at most 1000000 s"));
+    let text = DEFAULT_SCENARIO.replacen("\"measure_s\": 180", "\"measure_s\": 900000", 1);
+    assert!(first_error(&text).2.contains("50 million"));
+    let text = DEFAULT_SCENARIO.replacen("\"coalesce_ms\": null", "\"coalesce_ms\": 50", 1);
+    let p = load("coalesce.json", &text).expect("change-driven publishing is valid");
+    assert_eq!(p.settings.coalesce_us, Some(50_000));
+}
+
+#[test]
+fn the_default_scenario_holds_the_seven_policies_in_order() {
+    let p = load("default", DEFAULT_SCENARIO).expect("valid");
+    let names: Vec<_> = p.policies.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "legacy-band-walk",
+            "wait-only",
+            "gated-no-guard",
+            "guard",
+            "guard-mq16",
+            "wait-and-widen",
+            "power-of-two"
+        ]
+    );
+    assert_eq!(p.settings.topology.backends.len(), 20);
+    assert!(
+        p.warnings.diagnostics.is_empty(),
+        "{:?}",
+        p.warnings.diagnostics
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Malformed or mutated scenario text never panics: it loads or reports.
+    #[test]
+    fn arbitrary_text_never_panics(cut in 0usize..4_000, junk in "[ -~]{0,12}") {
+        let cut = cut.min(DEFAULT_SCENARIO.len());
+        let mut text = DEFAULT_SCENARIO[..cut].to_string();
+        text.push_str(&junk);
+        text.push_str(&DEFAULT_SCENARIO[cut..]);
+        let _ = load("fuzz.json", &text);
+    }
+}

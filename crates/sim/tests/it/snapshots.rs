@@ -1,0 +1,55 @@
+//! insta snapshots (snapshots/sim/) of what a user reads: the printed result
+//! table (less its wall-clock column) in both waiting modes, and the
+//! summary.json of one tiny run. Every figure is deterministic, so a
+//! changed snapshot means changed simulator behaviour.
+
+use super::support::small;
+use routex_sim::scenario::Prepared;
+use routex_sim::WaitMode;
+use routex_sim::{output, sweep};
+
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("../../../../snapshots/sim");
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+fn short(mode: WaitMode) -> Prepared {
+    let mut p = small();
+    p.set_window(5.0, 10.0);
+    p.settings.mode = mode;
+    p
+}
+
+/// The printed table without the wall-clock column (its last 9 characters).
+fn table(p: &Prepared) -> String {
+    let runs = sweep::sweep(p, 1, &mut |_, _| {});
+    output::table(p, &runs)
+        .lines()
+        .map(|l| l[..l.len().saturating_sub(9)].trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn result_table_faithful() {
+    let t = table(&short(WaitMode::Faithful));
+    settings().bind(|| insta::assert_snapshot!("table_faithful", t));
+}
+
+#[test]
+fn result_table_fast() {
+    let t = table(&short(WaitMode::Fast));
+    settings().bind(|| insta::assert_snapshot!("table_fast", t));
+}
+
+#[test]
+fn summary_json_of_one_guard_run() {
+    let mut p = short(WaitMode::Faithful);
+    p.policies.retain(|x| x.name == "guard");
+    p.file.rates_rps = vec![8.0];
+    let runs = sweep::sweep(&p, 1, &mut |_, _| {});
+    let json = output::summary_json(&p, p.settings.mode.name(), &runs);
+    settings().bind(|| insta::assert_snapshot!("summary_guard_8rps", json));
+}

@@ -1,0 +1,45 @@
+//! Shared helpers: scenarios from `tests/inputs/sim/` and single runs.
+
+use routex_sim::run::{run, RunResult};
+use routex_sim::scenario::{load, Prepared, DEFAULT_SCENARIO};
+
+pub fn input(name: &str) -> String {
+    let path = format!(
+        "{}/tests/inputs/sim/{name}",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+pub fn prepared(text: &str) -> Prepared {
+    match load("test.json", text) {
+        Ok(p) => p,
+        Err(r) => panic!("invalid scenario: {:?}", r.diagnostics),
+    }
+}
+
+pub fn small() -> Prepared {
+    prepared(&input("small.json"))
+}
+
+/// The default scenario with only the given policies.
+pub fn default_with(policies: &[(&str, &str)]) -> Prepared {
+    let mut v: serde_json::Value = serde_json::from_str(DEFAULT_SCENARIO).expect("json");
+    let map: serde_json::Map<_, _> = policies
+        .iter()
+        .map(|(k, p)| (k.to_string(), serde_json::Value::from(*p)))
+        .collect();
+    v["policies"] = serde_json::Value::Object(map);
+    prepared(&serde_json::to_string(&v).expect("json"))
+}
+
+/// Runs the named policy of `p` once.
+pub fn run_one(p: &Prepared, policy: &str, rate: f64, seed: u64) -> RunResult {
+    let kind = &p
+        .policies
+        .iter()
+        .find(|x| x.name == policy)
+        .unwrap_or_else(|| panic!("no policy {policy}"))
+        .kind;
+    run(&p.settings, kind, rate, seed)
+}

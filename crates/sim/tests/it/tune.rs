@@ -1,0 +1,209 @@
+//! `routex sim tune` on a small scenario: the search is deterministic
+//! across `--jobs`, respects the TTFT bound, halves as documented, and
+//! prints a winner that routex's own checkers read back to the same values.
+
+use super::support::{input, prepared};
+use routex::config::check_lb_config;
+use routex::ir::Settings;
+use routex_sim::tune::space::{Setting, Space};
+use routex_sim::tune::{report, tune, TuneResult, TuneSpec};
+
+fn spec(p: &routex_sim::scenario::Prepared, bound_ms: f64) -> TuneSpec {
+    TuneSpec {
+        template: p.policies.iter().position(|x| x.name == "guard").unwrap(),
+        rate_rps: 12.0,
+        ttft_p99_bound_ms: bound_ms,
+        trials: 12,
+        seed: 5,
+        eta: 3,
+        space: Space::default(),
+    }
+}
+
+fn search(jobs: usize, bound_ms: f64) -> (TuneResult, String) {
+    let mut p = prepared(&input("fast-check.json"));
+    p.settings.mode = routex_sim::WaitMode::Fast;
+    let s = spec(&p, bound_ms);
+    let r = tune(&p, &s, jobs, &mut |_| {}).expect("tune");
+    let text = report::table(&r, &s) + &report::summary(&r, &s);
+    (r, text)
+}
+
+#[test]
+fn same_result_for_any_job_count() {
+    let (one, text_one) = search(1, 4_000.0);
+    let (two, text_two) = search(2, 4_000.0);
+    assert_eq!(text_one, text_two);
+    assert_eq!(one.best().expression, two.best().expression);
+    // Rung 1: 12 trials x 1 seed x a third of the window; the best
+    // ceil(12 / 3) = 4 move on, plus the reference, which missed the cut
+    // here; rung 2 keeps ceil(5 / 3) = 2 plus the reference again, and
+    // rung 3 runs those 3 on the scenario's 3 seeds.
+    let per_rung: Vec<usize> = (1..=3)
+        .map(|n| {
+            one.trials
+                .iter()
+                .filter(|t| t.evaluations.len() >= n)
+                .count()
+        })
+        .collect();
+    assert_eq!(per_rung, vec![12, 5, 3]);
+    assert_eq!(one.runs, 12 + 5 + 3 * 3);
+}
+
+#[test]
+fn the_bound_is_respected_and_the_reference_kept() {
+    let bound = 4_000.0;
+    let (r, _) = search(2, bound);
+    for t in &r.trials {
+        for e in &t.evaluations {
+            assert_eq!(e.feasible, e.ttft_p99_ms <= bound, "trial {}", t.id);
+        }
+    }
+    let best = r.best().last().copied().unwrap();
+    assert!(best.feasible, "some trial meets 4 s on this scenario");
+    // The winner is the best feasible trial of the last rung.
+    let last_rung = r.rungs.len();
+    for t in r.trials.iter().filter(|t| t.evaluations.len() == last_rung) {
+        let e = t.last().unwrap();
+        if e.feasible {
+            assert!(e.goodput_rps <= best.goodput_rps);
+        }
+    }
+    let reference = r.reference().expect("reference");
+    assert_eq!(reference.evaluations.len(), last_rung);
+    assert_eq!(
+        reference.setting,
+        Setting {
+            wait_ms: 300,
+            interval_ms: 300,
+            max_queued: 2,
+            fallback_max_queued: 0,
+            group: 1
+        }
+    );
+    // An impossible bound: nothing is feasible, the closest p99 wins.
+    let (none, text) = search(1, 1.0);
+    assert!(none.trials.iter().all(|t| !t.last().unwrap().feasible));
+    assert!(text.contains("no trial met the TTFT p99 bound"));
+    let p99 = |t: &routex_sim::tune::Trial| t.last().unwrap().ttft_p99_ms;
+    let deepest: Vec<f64> = none
+        .trials
+        .iter()
+        .filter(|t| t.evaluations.len() == last_rung)
+        .map(p99)
+        .collect();
+    assert!(deepest.windows(2).all(|w| w[0] <= w[1]), "{deepest:?}");
+}
+
+/// The printed expression and model entry compile with routex's own
+/// checkers to the winner's values.
+#[test]
+fn the_winner_pastes_into_both_formats() {
+    let (r, _) = search(2, 4_000.0);
+    let p = prepared(&input("fast-check.json"));
+    let table = p.route_table().expect("table");
+    let (expression, entry) = report::paste(&r, &table, "m").expect("paste");
+    let want = r.best().setting;
+    let check = |settings: &Settings, what: &str| match settings {
+        Settings::PulsarWaitAndWiden(s) => {
+            assert_eq!(s.cache_affinity_wait_ms, want.wait_ms, "{what}");
+            assert_eq!(s.band_widen_interval_ms, want.interval_ms, "{what}");
+            assert_eq!(s.bucket.max_queued, want.max_queued, "{what}");
+            assert_eq!(s.fallback_max_queued, want.fallback_max_queued, "{what}");
+            assert_eq!(
+                s.cache_affinity_backend_selection_count, want.group,
+                "{what}"
+            );
+            // The template's other arguments survive.
+            assert_eq!(s.bucket.max_queue_time_floor_ms, Some(4_000), "{what}");
+            assert_eq!(s.seed, "routesim-v1", "{what}");
+        }
+        other => panic!("{what}: {other:?}"),
+    };
+    let (definition, report) = routex::check::check_expression("expr", &expression, None, None);
+    assert!(!report.has_errors(), "{:?}", report.diagnostics);
+    check(&definition.expect("compiles").policy.settings, "expression");
+    assert!(
+        entry.starts_with("\"m\": {\n  \"algorithm\": \"pulsar-wait-and-widen\""),
+        "{entry}"
+    );
+    let config = format!("{{\"default\": \"random\", \"models\": {{\n{entry}\n}}}}");
+    let (table, report) = check_lb_config("lb-config.json", &config);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let table = table.expect("loads");
+    check(
+        &table.models["m"].definition.policy.settings,
+        "lb-config entry",
+    );
+}
+
+#[test]
+fn a_template_that_is_not_pulsar_wait_and_widen_is_refused() {
+    let p = prepared(&input("fast-check.json"));
+    let mut s = spec(&p, 1_000.0);
+    s.template = p.policies.iter().position(|x| x.name == "legacy").unwrap();
+    let err = tune(&p, &s, 1, &mut |_| {}).unwrap_err();
+    assert!(err.diagnostics[0]
+        .message
+        .contains("not a pulsar-wait-and-widen"));
+}
+
+/// On a trace the cheap rung replays the first third of the compressed
+/// trace (its window ends with the trace, whatever `measure_s` says).
+#[test]
+fn a_trace_rung_is_a_third_of_the_compressed_trace() {
+    use routex_sim::scenario::{load_with, LoadOptions};
+    let root = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let text = std::fs::read_to_string(root.join("examples/scenario-trace-conversation.json"))
+        .expect("example");
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["seeds"] = serde_json::json!([1, 2]);
+    let guard = v["policies"]["guard"].clone();
+    v["policies"] = serde_json::json!({ "guard": guard });
+    let examples = root.join("examples");
+    let options = LoadOptions {
+        dir: Some(&examples),
+        trace: None,
+    };
+    let mut p = load_with("trace.json", &v.to_string(), options).expect("loads");
+    p.settings.mode = routex_sim::WaitMode::Fast;
+    let t = p.trace.clone().expect("a trace");
+    let rate = 20.0 * t.native_rps;
+    let (warmup, measure) = routex_sim::tune::window(&p, rate, 1.0 / 3.0);
+    assert_eq!(warmup, 0.0);
+    let compressed = t.span_s / 20.0;
+    assert!(
+        (measure - compressed / 3.0).abs() < 1e-9,
+        "{measure} vs {compressed}"
+    );
+    let (_, full) = routex_sim::tune::window(&p, rate, 1.0);
+    assert!((full - compressed).abs() < 1e-9);
+    let s = TuneSpec {
+        template: 0,
+        rate_rps: rate,
+        ttft_p99_bound_ms: 5_000.0,
+        trials: 6,
+        seed: 3,
+        eta: 3,
+        space: Space::default(),
+    };
+    let one = tune(&p, &s, 1, &mut |_| {}).expect("tune");
+    let two = tune(&p, &s, 2, &mut |_| {}).expect("tune");
+    assert_eq!(report::table(&one, &s), report::table(&two, &s));
+    // 6 trials on a third of the trace, ceil(6 / 3) = 2 on the whole of
+    // it, ceil(2 / 3) = 1 on both seeds: plus the reference wherever it
+    // missed the cut.
+    let reached = |n| {
+        one.trials
+            .iter()
+            .filter(|t| t.evaluations.len() >= n)
+            .count()
+    };
+    let (r1, r2, r3) = (reached(1), reached(2), reached(3));
+    assert_eq!(r1, 6);
+    assert!(r2 == 2 || r2 == 3, "{r2}");
+    assert!(r3 == 1 || r3 == 2, "{r3}");
+    assert_eq!(one.reference().map(|t| t.evaluations.len()), Some(3));
+    assert_eq!(one.runs, r1 + r2 + 2 * r3);
+}
