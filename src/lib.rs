@@ -23,6 +23,8 @@
 //! API. `docs/embedding.md` lists the public surface and what the features
 //! `tokio` and `http` add.
 
+#![forbid(unsafe_code)]
+
 pub mod balancer;
 pub mod check;
 pub mod config;

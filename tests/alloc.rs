@@ -2,6 +2,9 @@
 //! counting global allocator, every algorithm warmed on a fixed key set,
 //! then zero allocations over many decisions on the same keys.
 
+// A counting global allocator implements `GlobalAlloc`, an unsafe trait.
+#![allow(unsafe_code)]
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Balancer, ClusterSnapshot, Request, Scratch};

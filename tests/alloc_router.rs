@@ -4,6 +4,9 @@
 //! candidate view's reports, reservations and releases, nor routing over it. A counting global
 //! allocator needs its own test binary.
 
+// A counting global allocator implements `GlobalAlloc`, an unsafe trait.
+#![allow(unsafe_code)]
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};

@@ -6,6 +6,9 @@
 //! within its documented size. The tests share one live-bytes counter, so
 //! they take turns (`SERIAL`).
 
+// A counting global allocator implements `GlobalAlloc`, an unsafe trait.
+#![allow(unsafe_code)]
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{ClusterSnapshot, Request, Scratch};

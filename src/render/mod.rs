@@ -3,7 +3,9 @@
 //! terminal dependencies).
 //!
 //! Every renderer takes the reports of one run (one per source) and returns
-//! the text to print; none of them writes to a stream or knows about clap.
+//! the text to print; SARIF can also stream into any `io::Write`
+//! (`sarif::write_in`), so a large log is never held whole. None of them
+//! knows about the command line.
 
 pub mod diff;
 pub mod explain;

@@ -1,4 +1,4 @@
-//! The router runtime (issue "Router runtime"): route tables at run time,
+//! The router runtime: route tables at run time,
 //! per-request expressions and their cache, admission, rejections and the
 //! routing loop's timing.
 //!

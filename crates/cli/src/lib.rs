@@ -5,6 +5,8 @@
 //! Exit status: 0 no error, 1 an error (or a warning under
 //! `--deny-warnings`), 2 a usage or I/O error with one line on stderr.
 
+#![forbid(unsafe_code)]
+
 mod check;
 mod convert;
 pub mod decide;

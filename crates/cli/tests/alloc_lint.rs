@@ -5,6 +5,9 @@
 //! into every diagnostic, or a renderer re-reading the text per
 //! diagnostic, multiplies it by the size ratio).
 
+// A counting global allocator implements `GlobalAlloc`, an unsafe trait.
+#![allow(unsafe_code)]
+
 #[path = "../../../tests/support/lint_inputs.rs"]
 mod inputs;
 

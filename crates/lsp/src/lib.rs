@@ -16,6 +16,8 @@
 //! - [`diagnostics`], [`hover`], [`completion`], [`actions`], [`symbols`]:
 //!   one feature each; `context` and `scan` find what the cursor is on.
 
+#![forbid(unsafe_code)]
+
 pub mod actions;
 pub mod analysis;
 pub mod completion;

@@ -17,6 +17,8 @@
 //! The scenario's section types (topology, workload, policies) are
 //! readable through [`scenario::Prepared`]'s fields but not named.
 
+#![forbid(unsafe_code)]
+
 // The surface (docs/embedding.md, "Cargo features and the public
 // surface"): load a scenario, run its sweep, write and plot its outputs,
 // shard and merge, tune.

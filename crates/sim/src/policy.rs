@@ -16,7 +16,7 @@ use std::time::Duration;
 /// The name of the built-in baseline.
 pub const LEGACY: &str = "legacy-band-walk";
 
-/// Parameters of the ref 3.8.5 baseline, in the expression spelling.
+/// Parameters of the docs/stargate.md 3.8.5 baseline, in the expression spelling.
 const LEGACY_PARAMS: &[&str] = &[
     "max_queued",
     "n",
@@ -134,7 +134,7 @@ pub enum Prefix {
     GroupUntil(u64),
 }
 
-/// The band schedule of pulsar-wait-and-widen (ref 3.8.4).
+/// The band schedule of pulsar-wait-and-widen (docs/stargate.md 3.8.4).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bands {
     pub k: usize,

@@ -93,7 +93,7 @@ pub fn router_view(ids: &[String], rtt_ms: &[f64], initial: &[Rc<StatsReport>]) 
     view
 }
 
-/// The expected queue time a router sends with a dispatch (ref 3.1 for
+/// The expected queue time a router sends with a dispatch (docs/stargate.md 3.1 for
 /// priority 0), read before the new reservation.
 pub fn expected_queue_ms(s: &ClusterSnapshot) -> Option<u64> {
     if s.max_engine_concurrency > 0 && s.num_running_queries < s.max_engine_concurrency {

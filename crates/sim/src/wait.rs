@@ -1,4 +1,4 @@
-//! Adapts the router's sans-IO routing loop (`router::wait`, ref 2.2) to
+//! Adapts the router's sans-IO routing loop (`router::wait`, docs/stargate.md 2.2) to
 //! virtual time: durations become whole microseconds, a balancer wait
 //! rounded up so that a non-zero wait never reads as already expired.
 //! Fast mode (A11.2) asks the same loop and only replaces its sleeps by

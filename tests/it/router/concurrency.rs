@@ -130,7 +130,7 @@ fn check(threads: u64, decisions: usize) {
     assert_eq!(builds, 5);
 }
 
-/// The size: 8 threads x 100 000 decisions (about 7 s in a debug
+/// The specified size: 8 threads x 100 000 decisions (about 7 s in a debug
 /// build on 2 cores).
 #[test]
 fn shared_routers_decide_as_a_single_thread_does() {

@@ -59,7 +59,7 @@ impl Sim<'_> {
             id: i,
             request: Request {
                 model: &self.s.model,
-                // A blank routing key is an absent one (ref 1.1).
+                // A blank routing key is an absent one (docs/stargate.md 1.1).
                 routing_key: Some(self.s.routing_key.as_str()).filter(|k| !k.trim().is_empty()),
                 cache_affinity_key: self.plan.key_names.get(p.key as usize).map(String::as_str),
                 input_tokens: Some(p.input),

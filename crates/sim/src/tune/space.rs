@@ -130,7 +130,7 @@ impl Space {
 
 /// The tuned values a template expression already carries; absent ones
 /// take the reference defaults (`band_widen_interval_ms` defaults to X,
-/// group 1, `fallback_max_queued` 0, `max_queued` 4 as in ref 3.8.3).
+/// group 1, `fallback_max_queued` 0, `max_queued` 4 as in docs/stargate.md 3.8.3).
 pub fn template_setting(s: &routex::ir::PulsarWaitAndWidenSettings) -> Setting {
     Setting {
         wait_ms: s.cache_affinity_wait_ms,

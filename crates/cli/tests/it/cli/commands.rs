@@ -541,7 +541,7 @@ fn bundled_route_files_are_formatted() {
     }
 }
 
-/// Issue 10, compatibility: `consider_kv_free_tokens = true` in the base
+/// Compatibility: `consider_kv_free_tokens = true` in the base
 /// implies `require_input_tokens` (docs/stargate.md 3.9). An expression
 /// that sets it false is shown as what it set, not credited with the
 /// resolved `true`.

@@ -1,4 +1,4 @@
-//! The command-line messages a new user ran into (issue 10, item 7): each
+//! The command-line messages a new user ran into: each
 //! mistake is one `routex: ...` line on stderr with exit 2 that says what to
 //! do instead, never a pile of diagnostics or a silent wrong answer.
 

@@ -71,7 +71,7 @@ fn uris(log: &Value) -> Vec<String> {
 
 const ALIAS: &str = "default = round-robin\nmodel \"m\" = powerOf2\n";
 
-/// The odd names of the issue: each must stay one path of one file.
+/// Odd file names: each must stay one path of one file.
 const ODD: &[(&str, &str)] = &[
     ("a b.routes", "a%20b.routes"),
     ("modèle.routes", "mod%C3%A8le.routes"),
