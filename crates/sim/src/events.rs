@@ -26,9 +26,13 @@ pub enum Event {
     BackendReceive(ReqId),
     /// The 429 of the dispatch in flight reaches the router.
     MismatchReturn(ReqId),
-    PrefillDone(ReqId),
-    FirstToken(ReqId),
-    Complete(ReqId),
+    /// A timer of backend `backend`'s engine (`id` and `tag` are the
+    /// engine's [`Timer`](crate::engine::Timer)).
+    Engine {
+        backend: u32,
+        id: u32,
+        tag: u32,
+    },
     Heartbeat(u32),
     /// A change-driven publication of this backend's stats (off by default).
     Publish(u32),

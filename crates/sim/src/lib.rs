@@ -8,7 +8,9 @@
 //! run order) -> `run` (one run: events, routers, engines) -> `metrics`
 //! -> [`output`] and [`plot`]. A run plugs together three parts behind small
 //! interfaces: `workload` (where requests come from), `engine` (how a
-//! backend serves them) and `routers` (how a simulated router decides).
+//! backend serves them: the `EngineModel` trait, one implementation per
+//! model) and `routers` (the simulated routers: the routex core and the
+//! peers' routers, each a `SimRouter`).
 //!
 //! The public surface is [`scenario`], [`sweep`], [`output`], [`plot`],
 //! [`shard`], [`tune`], [`WaitMode`] and a run's [`RunMetrics`]

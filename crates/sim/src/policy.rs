@@ -4,14 +4,14 @@
 
 use super::baselines::spec::{self as baseline, Baseline};
 use super::engine::EngineParams;
+use super::park::{Bands, Prefix, WakeRule};
 use super::routers::{CoreRouter, SimRouter};
-use routex::balancer::{open_prefix, Balancer};
+use routex::balancer::Balancer;
 use routex::check;
 use routex::check::expr::Context;
 use routex::diag::{Code, Diagnostic, Span};
 use routex::ir::{Algorithm, Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
 use routex::syntax::ast::Value;
-use std::time::Duration;
 
 /// The name of the built-in baseline.
 pub const LEGACY: &str = "legacy-band-walk";
@@ -51,7 +51,7 @@ impl PolicyKind {
                 settings,
                 initial_wait_ms,
             } => Balancer::legacy_band_walk(settings, *initial_wait_ms),
-            PolicyKind::Baseline(b) => return super::baselines::routers::instantiate(b, engine),
+            PolicyKind::Baseline(b) => return super::routers::peers::instantiate(b, engine),
         };
         Box::new(CoreRouter {
             balancer,
@@ -107,51 +107,6 @@ impl PolicyKind {
             PolicyKind::Baseline(_) => return (None, None),
         };
         (b.max_queue_time_floor_ms, b.max_queue_time_ceil_ms)
-    }
-}
-
-/// Which view changes wake a request parked in fast mode (docs/simulator-model.md
-/// A11.2): a change of a backend in the request's candidate prefix that
-/// now passes `has_capacity(capacity_limit)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WakeRule {
-    /// max(max_queued, fallback_max_queued); `u64::MAX` for policies
-    /// without a capacity gate.
-    pub capacity_limit: u64,
-    pub prefix: Prefix,
-}
-
-/// A parked request's candidate prefix, over the core's affinity order
-/// (`Balancer::affinity_order`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Prefix {
-    /// Every candidate (the legacy walk tries every band at once).
-    All,
-    /// pulsar-wait-and-widen: the ranking's first k ranks before X, the
-    /// open prefix after it.
-    Bands(Bands),
-    /// wait-and-widen: the ring group before X (ms), every candidate after.
-    GroupUntil(u64),
-}
-
-/// The band schedule of pulsar-wait-and-widen (docs/stargate.md 3.8.4).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bands {
-    pub k: usize,
-    pub wait_ms: u64,
-    pub interval_ms: u64,
-}
-
-impl Bands {
-    /// The number of leading ranks open `elapsed` after arrival.
-    pub fn open_ranks(self, ranked: usize, elapsed: Duration) -> usize {
-        match elapsed.checked_sub(Duration::from_millis(self.wait_ms)) {
-            None => self.k.min(ranked),
-            Some(w) => {
-                let interval = Duration::from_millis(self.interval_ms);
-                open_prefix(self.k, ranked, interval, w).0
-            }
-        }
     }
 }
 

@@ -7,6 +7,5 @@ pub mod chwbl;
 pub mod dynamo;
 pub mod gie;
 pub mod index;
-pub mod routers;
 pub mod sglang;
 pub mod spec;

@@ -1,25 +1,27 @@
-//! The engine model (docs/simulator-model.md A4; docs/simulator.md, "Engine
-//! v2"): how a backend serves requests. Slots with a FIFO wait queue, independent
-//! per-request prefill of the uncached tokens and a per-request decode rate
-//! are common to both models; they differ in the prefix cache:
+//! The engine models (docs/simulator-model.md A4; docs/simulator.md,
+//! "Engine v2"): how a backend serves the requests its Pylon accepted.
+//! The run loop sees only [`EngineModel`]: it hands a request over
+//! (`accept`), gives the engine the timers it asked for (`timer`) and
+//! cancels a request whose client gave up (`cancel`); the engine answers
+//! with [`Action`]s (a request started, produced its first token, is done;
+//! a timer to set), which the run loop applies in order.
 //!
-//! - v1, `mockdynamo-v1`: a per-key LRU sized in tokens ([`kv`]);
-//! - v2, `block-cache-v2`: an LRU of prefix blocks sized in tokens, reused
-//!   up to the longest cached prefix of the request's blocks ([`blocks`]).
+//! One implementation per model:
 //!
-//! The run loop sees only [`Engine`]: `admit`, `reuse` (when prefill
-//! starts), `store` (when it ends), `release_slot`. This type holds
-//! the state; the run loop schedules the events with the timings computed
-//! here.
+//! - v1, `mockdynamo-v1` ([`slots::EngineV1`]): slots, a FIFO, independent
+//!   per-request prefill and a per-key LRU sized in tokens ([`kv`]);
+//! - v2, `block-cache-v2` ([`slots::EngineV2`]): the same slots and timings
+//!   over an LRU of prefix blocks ([`blocks`]).
 
 pub mod blocks;
 pub mod kv;
+pub mod slots;
 
 use super::events::ReqId;
 use super::time::{from_ms, from_secs, Micros};
-use blocks::{BlockLru, KvEvent};
-use kv::KvLru;
-use std::collections::VecDeque;
+use super::workload::BlockSpan;
+use blocks::KvEvent;
+use std::sync::Arc;
 
 /// The model names a scenario's `engine.model` accepts.
 pub const V1: &str = "mockdynamo-v1";
@@ -74,6 +76,13 @@ impl EngineParams {
         }
     }
 
+    /// The shortest service a request can get (a cached prefill with
+    /// one output token), in ms: bounds how many requests a closed loop
+    /// can start.
+    pub fn min_service_ms(&self) -> f64 {
+        self.ttft_base_ms / self.backend_speed.max(f64::MIN_POSITIVE)
+    }
+
     /// The Pylon's initial input TPS: slots x prefill rate x speed.
     pub fn initial_tps(&self) -> f64 {
         f64::from(self.slots) * self.prefill_tps * self.backend_speed
@@ -102,135 +111,104 @@ impl EngineParams {
     }
 }
 
-/// What the prefix cache needs to know of a request.
-#[derive(Clone, Copy, Debug)]
-pub struct CacheKey<'a> {
-    /// The affinity key's index (v1's cache key).
+/// What an engine is told of a request when its Pylon accepts it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Job {
+    pub id: ReqId,
+    /// The affinity key's index (the per-key caches' key).
     pub key: u32,
     pub input: u64,
-    /// The request's prefix blocks, first block first (v2).
-    pub blocks: &'a [u32],
+    pub output: u64,
+    /// This request's draws (engines v1 and v2): TTFT jitter and decode rate.
+    pub jitter_ms: f64,
+    pub decode_tps: f64,
+    /// The request's prefix blocks in the plan's block list.
+    pub blocks: BlockSpan,
 }
 
-#[derive(Clone, Debug)]
-enum Cache {
-    PerKey(KvLru),
-    Blocks(BlockLru),
+/// A timer an engine asked for, handed back to it when due. What `id` and
+/// `tag` mean is the engine's business.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timer {
+    pub id: u32,
+    pub tag: u32,
 }
 
-/// Slots, wait queue and prefix cache of one backend.
-#[derive(Clone, Debug)]
-pub struct Engine {
-    slots: u32,
-    free_slots: u32,
-    fifo: VecDeque<ReqId>,
-    cache: Cache,
+/// What the run loop must do after an engine call, in this order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Action {
+    /// The request holds a slot from now; `reused` tokens came from the
+    /// prefix cache.
+    Started { id: ReqId, reused: u64 },
+    /// The request's first token left the engine now.
+    FirstToken(ReqId),
+    /// The request's last token left the engine now; its slot is free.
+    Done(ReqId),
+    /// Call [`EngineModel::timer`] with `timer` at `at`.
+    Schedule { at: Micros, timer: Timer },
 }
 
-impl Engine {
-    /// An idle engine. `block_tokens` and `block_ids` (one past the largest
-    /// block id of the workload) size engine v2's cache; v1 ignores them.
-    pub fn new(params: &EngineParams, block_tokens: u64, block_ids: u32) -> Self {
-        let cache = if params.model == V2 {
-            let capacity = params.kv_capacity_tokens / block_tokens.max(1);
-            Cache::Blocks(BlockLru::new(capacity, block_tokens, block_ids))
-        } else {
-            Cache::PerKey(KvLru::new(params.kv_capacity_tokens))
-        };
-        Engine {
-            slots: params.slots,
-            free_slots: params.slots,
-            fifo: VecDeque::new(),
-            cache,
-        }
-    }
+/// How a backend serves. Instances are per backend and per run.
+pub trait EngineModel: std::fmt::Debug + Send {
+    /// Pylon accepted `job` at `now`: start it or queue it.
+    fn accept(&mut self, now: Micros, job: Job, out: &mut Vec<Action>);
 
-    /// Prefill starts: the tokens reused from the cache (touching what it
-    /// reuses).
-    pub fn reuse(&mut self, req: &CacheKey<'_>) -> u64 {
-        match &mut self.cache {
-            Cache::PerKey(kv) => kv.access(req.key, req.input),
-            Cache::Blocks(b) => b.reuse(req.blocks, req.input),
-        }
-    }
+    /// A timer this engine scheduled is due (stale ones are ignored).
+    fn timer(&mut self, now: Micros, timer: Timer, out: &mut Vec<Action>);
 
-    /// Prefill is done: the request's prefix is cached.
-    pub fn store(&mut self, req: &CacheKey<'_>) {
-        match &mut self.cache {
-            Cache::PerKey(kv) => kv.store(req.key, req.input),
-            Cache::Blocks(b) => b.store(req.blocks),
-        }
-    }
+    /// The client gave up on `id`: drop it, queued or running, and free
+    /// what it held.
+    fn cancel(&mut self, now: Micros, id: ReqId, out: &mut Vec<Action>);
+
+    /// Caches `job`'s prefix as if it had just been served (calibration
+    /// and tests start warm with it).
+    fn warm(&mut self, job: &Job);
 
     /// Engine v2 only: log block stores and removals from now on, for
     /// routers that follow KV events.
-    pub fn log_kv_events(&mut self) {
-        if let Cache::Blocks(b) = &mut self.cache {
-            b.log_events();
-        }
-    }
+    fn log_kv_events(&mut self) {}
 
     /// Moves the logged KV events into `out`.
-    pub fn take_kv_events(&mut self, out: &mut Vec<KvEvent>) {
-        if let Cache::Blocks(b) = &mut self.cache {
-            b.take_events(out);
-        }
-    }
+    fn take_kv_events(&mut self, _out: &mut Vec<KvEvent>) {}
 
     /// Tokens the prefix cache holds.
-    pub fn cached_tokens(&self) -> u64 {
-        match &self.cache {
-            Cache::PerKey(kv) => kv.used_tokens(),
-            Cache::Blocks(b) => b.used_tokens(),
-        }
-    }
+    fn cached_tokens(&self) -> u64;
 
-    /// Admits a request: `true` if it took a free slot (prefill starts now),
-    /// `false` if it waits in the FIFO.
-    pub fn admit(&mut self, req: ReqId) -> bool {
-        if self.free_slots > 0 {
-            self.free_slots -= 1;
-            true
-        } else {
-            self.fifo.push_back(req);
-            false
-        }
-    }
+    /// Requests holding a slot (a running sequence, for the batched engine).
+    fn slots_in_use(&self) -> u32;
 
-    /// Frees one slot. The FIFO head, if any, takes it over and must start
-    /// prefill now.
-    pub fn release_slot(&mut self) -> Option<ReqId> {
-        match self.fifo.pop_front() {
-            Some(next) => Some(next),
-            None => {
-                debug_assert!(self.free_slots < self.slots, "slot released twice");
-                self.free_slots = (self.free_slots + 1).min(self.slots);
-                None
-            }
-        }
-    }
+    /// Requests waiting for a slot.
+    fn waiting(&self) -> usize;
 
-    /// Removes a waiting request (client timeout); `false` if it was not waiting.
-    pub fn remove_waiting(&mut self, req: ReqId) -> bool {
-        match self.fifo.iter().position(|&r| r == req) {
-            Some(i) => {
-                self.fifo.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
+    fn is_idle(&self) -> bool;
+}
 
-    pub fn slots_in_use(&self) -> u32 {
-        self.slots - self.free_slots
-    }
+/// Sizes of the run's prefix blocks, shared by every engine of a run.
+#[derive(Clone, Debug, Default)]
+pub struct BlockPlan {
+    /// Every request's blocks; a [`Job`]'s `blocks` point into it.
+    pub blocks: Arc<[u32]>,
+    /// One past the largest block id.
+    pub block_ids: u32,
+    pub block_tokens: u64,
+}
 
-    pub fn waiting(&self) -> usize {
-        self.fifo.len()
+impl BlockPlan {
+    /// The blocks of `span`, empty when out of range.
+    pub fn of(&self, span: BlockSpan) -> &[u32] {
+        let start = span.start as usize;
+        self.blocks
+            .get(start..start + span.len as usize)
+            .unwrap_or(&[])
     }
+}
 
-    pub fn is_idle(&self) -> bool {
-        self.free_slots == self.slots && self.fifo.is_empty()
+/// An idle engine of the model `params.model` names.
+pub fn build(params: &EngineParams, blocks: &BlockPlan) -> Box<dyn EngineModel> {
+    if params.model == V2 {
+        Box::new(slots::EngineV2::v2(params, blocks))
+    } else {
+        Box::new(slots::EngineV1::v1(params, blocks))
     }
 }
 
@@ -249,24 +227,5 @@ mod tests {
         assert_eq!(p.decode_us(1, 128.0), 0);
         assert_eq!(p.initial_tps(), 175_000.0);
         assert_eq!(EngineParams::profile_b().initial_tps(), 331_250.0);
-    }
-
-    #[test]
-    fn fifo_hands_slots_over_in_order() {
-        let mut p = EngineParams::profile_a();
-        p.slots = 2;
-        let mut e = Engine::new(&p, 1, 0);
-        assert!(e.admit(1));
-        assert!(e.admit(2));
-        assert!(!e.admit(3));
-        assert!(!e.admit(4));
-        assert_eq!(e.waiting(), 2);
-        assert!(e.remove_waiting(4));
-        assert!(!e.remove_waiting(4));
-        assert_eq!(e.release_slot(), Some(3));
-        assert_eq!(e.slots_in_use(), 2);
-        assert_eq!(e.release_slot(), None);
-        assert_eq!(e.release_slot(), None);
-        assert!(e.is_idle());
     }
 }

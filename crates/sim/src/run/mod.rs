@@ -4,18 +4,18 @@
 //!
 //! The run owns the event loop and the state around the three pluggable
 //! parts: the `WorkloadSource` made the plan, each backend's
-//! [`Engine`] serves, each router's `SimRouter` decides. The handlers are
-//! split by side: `routing` (arrivals, decisions, dispatch, 429s),
+//! [`EngineModel`] serves, each router's `SimRouter` decides. The handlers are
+//! split by side: `routing_loop` (arrivals, decisions, dispatch, 429s),
 //! `serving` (engines and client timeouts), `stats` (Pylon reports and
 //! their delivery) and `records` (the metrics at the end).
 
 mod records;
-mod routing;
+mod routing_loop;
 mod serving;
 mod state;
 mod stats;
 
-use super::engine::{Engine, EngineParams};
+use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
 use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
 use super::park::{ParkingLot, WaitMode};
@@ -98,7 +98,9 @@ struct Sim<'a> {
     now: Micros,
     reqs: Vec<ReqState>,
     resolved: usize,
-    engines: Vec<Engine>,
+    engines: Vec<Box<dyn EngineModel>>,
+    /// A reusable buffer of engine actions.
+    actions: Vec<Action>,
     pylons: Vec<Pylon>,
     views: Vec<CandidateView>,
     /// Reports in flight to the routers; `StatsArrive` events index it.
@@ -144,10 +146,15 @@ pub fn run(s: &SimSettings, policy: &PolicyKind, rate_rps: f64, seed: u64) -> Ru
 impl<'a> Sim<'a> {
     fn new(s: &'a SimSettings, policy: &PolicyKind, plan: Plan, seed: u64) -> Self {
         let topo = &s.topology;
-        let mut engines: Vec<Engine> = topo
+        let blocks = BlockPlan {
+            blocks: Arc::clone(&plan.blocks),
+            block_ids: plan.block_ids,
+            block_tokens: plan.block_tokens,
+        };
+        let mut engines: Vec<Box<dyn EngineModel>> = topo
             .backends
             .iter()
-            .map(|_| Engine::new(&s.engine, plan.block_tokens, plan.block_ids))
+            .map(|_| engine::build(&s.engine, &blocks))
             .collect();
         let pylons: Vec<Pylon> = topo
             .backends
@@ -176,7 +183,7 @@ impl<'a> Sim<'a> {
             .map(|_| policy.instantiate(&s.engine))
             .collect();
         if routers.iter().any(|r| r.wants_kv_events()) {
-            engines.iter_mut().for_each(Engine::log_kv_events);
+            engines.iter_mut().for_each(|e| e.log_kv_events());
         }
         Sim {
             s,
@@ -187,6 +194,7 @@ impl<'a> Sim<'a> {
             reqs: vec![ReqState::new(); n],
             resolved: 0,
             engines,
+            actions: Vec::new(),
             pylons,
             views,
             reports: ReportSlab::default(),
@@ -265,9 +273,9 @@ impl<'a> Sim<'a> {
             }
             Event::BackendReceive(i) => self.receive(i),
             Event::MismatchReturn(i) => self.mismatch_return(i),
-            Event::PrefillDone(i) => self.prefill_done(i),
-            Event::FirstToken(i) => self.first_token(i),
-            Event::Complete(i) => self.complete(i),
+            Event::Engine { backend, id, tag } => {
+                self.engine_timer(backend as usize, engine::Timer { id, tag })
+            }
             Event::Heartbeat(b) => self.heartbeat(b),
             Event::Publish(b) => {
                 if let Some(c) = self.coalescers.get_mut(b as usize) {

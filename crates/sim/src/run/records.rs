@@ -1,7 +1,6 @@
 //! The end of a run: one record per request, then the A9 metrics.
 
 use super::{RunResult, Sim};
-use crate::engine::Engine;
 use crate::metrics::{self, Outcome, Record};
 use crate::pylon::Pylon;
 use crate::time::Micros;
@@ -9,7 +8,7 @@ use crate::time::Micros;
 impl Sim<'_> {
     pub(super) fn finish(mut self, from: Micros, to: Micros) -> RunResult {
         self.stats.engines_idle_at_end =
-            self.engines.iter().all(Engine::is_idle) && self.pylons.iter().all(Pylon::is_idle);
+            self.engines.iter().all(|e| e.is_idle()) && self.pylons.iter().all(Pylon::is_idle);
         let topo = &self.s.topology;
         let records: Vec<Record> = self
             .plan

@@ -1,10 +1,13 @@
-//! The engine side of a run (docs/simulator-model.md A4, A5): Pylon admission, slots,
-//! prefill against the engine's prefix cache, first token, completion and
-//! the client's timeout.
+//! The engine side of a run (docs/simulator-model.md A4, A5): Pylon
+//! admission, the hand-over to the backend's [`EngineModel`], the actions
+//! the engine answers with (started, first token, done, timers) and the
+//! client's timeout.
+//!
+//! [`EngineModel`]: crate::engine::EngineModel
 
 use super::state::Phase;
 use super::Sim;
-use crate::engine::CacheKey;
+use crate::engine::{Action, Job, Timer};
 use crate::events::{Event, ReqId};
 use crate::metrics::Outcome;
 
@@ -25,79 +28,80 @@ impl Sim<'_> {
         self.pylon_changed(b);
         let st = &mut self.reqs[idx];
         st.received_at = self.now;
-        if self.engines[b].admit(i) {
-            self.start_prefill(i);
-        } else {
-            self.reqs[idx].phase = Phase::Queued;
+        st.phase = Phase::Queued;
+        let job = Job {
+            id: i,
+            key: p.key,
+            input: p.input,
+            output: p.output,
+            jitter_ms: p.jitter_ms,
+            decode_tps: p.decode_tps,
+            blocks: p.blocks,
+        };
+        let mut out = std::mem::take(&mut self.actions);
+        self.engines[b].accept(self.now, job, &mut out);
+        self.apply(b, &mut out);
+        self.actions = out;
+    }
+
+    /// One of backend b's engine timers is due.
+    pub(super) fn engine_timer(&mut self, b: usize, timer: Timer) {
+        let mut out = std::mem::take(&mut self.actions);
+        if let Some(e) = self.engines.get_mut(b) {
+            e.timer(self.now, timer, &mut out);
+        }
+        self.apply(b, &mut out);
+        self.actions = out;
+    }
+
+    /// Applies backend b's engine actions in order, draining `out`.
+    fn apply(&mut self, b: usize, out: &mut Vec<Action>) {
+        for action in out.drain(..) {
+            match action {
+                Action::Started { id, reused } => self.started(b, id, reused),
+                Action::Schedule { at, timer } => self.queue.push(
+                    at,
+                    Event::Engine {
+                        backend: b as u32,
+                        id: timer.id,
+                        tag: timer.tag,
+                    },
+                ),
+                Action::FirstToken(id) => self.first_token(b, id),
+                Action::Done(id) => self.complete(b, id),
+            }
         }
     }
 
-    /// The request holds a slot from now: reuse the cache, prefill the rest.
-    pub(super) fn start_prefill(&mut self, i: ReqId) {
-        let idx = i as usize;
-        let p = self.plan.requests[idx];
-        let b = self.reqs[idx].backend as usize;
-        let reused = self.engines[b].reuse(&CacheKey {
-            key: p.key,
-            input: p.input,
-            blocks: self.plan.blocks_of(&p),
-        });
-        let st = &mut self.reqs[idx];
+    /// The request holds a slot from now.
+    fn started(&mut self, b: usize, i: ReqId, reused: u64) {
+        let st = &mut self.reqs[i as usize];
         st.reused = reused;
-        st.phase = Phase::Prefilling;
+        st.phase = Phase::Started;
         st.slot_since = self.now;
         self.slots_in_use += 1;
         let in_use = self.engines[b].slots_in_use();
         self.stats.max_slots_in_use = self.stats.max_slots_in_use.max(in_use);
-        let at = self.now + self.s.engine.prefill_us(p.input - reused);
-        self.queue.push(at, Event::PrefillDone(i));
     }
 
-    pub(super) fn prefill_done(&mut self, i: ReqId) {
+    fn first_token(&mut self, b: usize, i: ReqId) {
         let idx = i as usize;
-        if self.reqs[idx].phase != Phase::Prefilling {
-            return;
-        }
-        let p = self.plan.requests[idx];
-        let b = self.reqs[idx].backend as usize;
-        self.engines[b].store(&CacheKey {
-            key: p.key,
-            input: p.input,
-            blocks: self.plan.blocks_of(&p),
-        });
-        self.reqs[idx].phase = Phase::Settling;
-        let at = self.now + self.s.engine.settle_us(p.jitter_ms);
-        self.queue.push(at, Event::FirstToken(i));
-    }
-
-    pub(super) fn first_token(&mut self, i: ReqId) {
-        let idx = i as usize;
-        if self.reqs[idx].phase != Phase::Settling {
-            return;
-        }
         let p = self.plan.requests[idx];
         let st = &mut self.reqs[idx];
-        let b = st.backend as usize;
         self.pylons[b].first_token(st.received_at, self.now, p.input);
         st.engine_first_token = self.now;
         st.client_first_token = self.now + self.one_way[p.router as usize][b];
         st.phase = Phase::Decoding;
         self.routers[p.router as usize].first_token(i, b);
-        let at = self.now + self.s.engine.decode_us(p.output, p.decode_tps);
-        self.queue.push(at, Event::Complete(i));
         self.pylon_changed(b);
     }
 
-    pub(super) fn complete(&mut self, i: ReqId) {
+    fn complete(&mut self, b: usize, i: ReqId) {
         let idx = i as usize;
-        if self.reqs[idx].phase != Phase::Decoding {
-            return;
-        }
         let p = self.plan.requests[idx];
-        let b = self.reqs[idx].backend as usize;
         self.pylons[b].release_output(p.input);
         self.pylon_changed(b);
-        self.free_slot(i);
+        self.slot_freed(i);
         self.release_at_router(i);
         let client_done = self.now + self.one_way[p.router as usize][b];
         // A completion after the client gave up is left to the timeout.
@@ -106,17 +110,12 @@ impl Sim<'_> {
         }
     }
 
-    /// Ends request i's hold on its slot and hands the slot to the FIFO head.
-    pub(super) fn free_slot(&mut self, i: ReqId) {
-        let idx = i as usize;
-        let st = &mut self.reqs[idx];
+    /// Request i no longer holds its slot.
+    fn slot_freed(&mut self, i: ReqId) {
+        let st = &mut self.reqs[i as usize];
         st.phase = Phase::Done;
         self.stats.slot_holding_us += u128::from(self.now - st.slot_since);
         self.slots_in_use -= 1;
-        let b = st.backend as usize;
-        if let Some(next) = self.engines[b].release_slot() {
-            self.start_prefill(next);
-        }
     }
 
     /// The client gives up: resolve, and cancel whatever the engine does.
@@ -129,22 +128,21 @@ impl Sim<'_> {
         self.release_at_router(i);
         let input = self.plan.requests[idx].input;
         let b = self.reqs[idx].backend as usize;
-        match self.reqs[idx].phase {
-            Phase::Queued => {
-                self.engines[b].remove_waiting(i);
-                self.pylons[b].cancel_input(input);
-                self.reqs[idx].phase = Phase::Done;
-            }
-            Phase::Prefilling | Phase::Settling => {
-                self.pylons[b].cancel_input(input);
-                self.free_slot(i);
-            }
-            Phase::Decoding => {
-                self.pylons[b].release_output(input);
-                self.free_slot(i);
-            }
+        let phase = self.reqs[idx].phase;
+        match phase {
+            Phase::Queued | Phase::Started => self.pylons[b].cancel_input(input),
+            Phase::Decoding => self.pylons[b].release_output(input),
             Phase::Routing | Phase::Done => return,
         }
+        if phase == Phase::Queued {
+            self.reqs[idx].phase = Phase::Done;
+        } else {
+            self.slot_freed(i);
+        }
+        let mut out = std::mem::take(&mut self.actions);
+        self.engines[b].cancel(self.now, i, &mut out);
+        self.apply(b, &mut out);
+        self.actions = out;
         self.pylon_changed(b);
     }
 }

@@ -7,10 +7,11 @@ use crate::time::Micros;
 pub(super) enum Phase {
     /// Not at an engine.
     Routing,
+    /// At the engine, waiting for a slot.
     Queued,
-    Prefilling,
-    /// Prefill done, waiting out ttft_base + jitter.
-    Settling,
+    /// Holds a slot, before its first token (the Pylon's input phase).
+    Started,
+    /// After the first token (the Pylon's output phase).
     Decoding,
     Done,
 }

@@ -1,6 +1,6 @@
-//! The baselines as simulated routers: the state each peer router keeps
-//! (what it sent, what is in flight, what the KV events say), fed through
-//! the `SimRouter` hooks, and the pure rules of the sibling modules.
+//! The peers' routers as simulated routers: the state each peer router
+//! keeps (what it sent, what is in flight, what the KV events say), fed
+//! through the `SimRouter` hooks, around the pure rules of `baselines`.
 //!
 //! Common to all four: the router reads the same view as a stargate router
 //! (last stats report plus its own pending requests), never waits (every
@@ -10,16 +10,16 @@
 //! [`Peer`] does that shared part (and the in-flight count every rule may
 //! read) once; each rule implements [`PeerRule`].
 
-use super::chwbl::{self, Ring};
-use super::dynamo::{self, ActiveSequences, DynamoParams, WorkerLoad};
-use super::gie::{self, Endpoint, GieWeights};
-use super::index::BlockIndex;
-use super::sglang::{self, SglangParams, Worker};
-use super::spec::Baseline;
+use crate::baselines::chwbl::{self, Ring};
+use crate::baselines::dynamo::{self, ActiveSequences, DynamoParams, WorkerLoad};
+use crate::baselines::gie::{self, Endpoint, GieWeights};
+use crate::baselines::index::BlockIndex;
+use crate::baselines::sglang::{self, SglangParams, Worker};
+use crate::baselines::spec::Baseline;
 use crate::engine::blocks::KvEvent;
 use crate::engine::EngineParams;
 use crate::events::ReqId;
-use crate::routers::{Ask, SimRouter};
+use super::{Ask, SimRouter};
 use rand::{Rng, RngCore};
 use routex::balancer::{Choice, ClusterSnapshot, Decision, Scratch};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,18 +1,21 @@
-//! How a simulated router decides (docs/simulator.md, codemap).
+//! The simulated routers (docs/simulator.md, codemap): how each router of
+//! a run decides.
 //! A [`SimRouter`] is one router's decision maker for one policy: the
 //! routex core for routing expressions and `legacy-band-walk`
-//! ([`CoreRouter`]), or a simulator-only baseline. The run loop owns the
+//! ([`CoreRouter`], here), or one of the peers' routers ([`peers`]). The run loop owns the
 //! views, the waiting and the dispatch; a router only answers
 //! `Selected`, `Wait` or `Unavailable`, and may follow what it dispatched
 //! and the engines' KV events.
 
-use super::engine::blocks::KvEvent;
-use super::events::ReqId;
-use super::park::wake_mask;
-use super::policy::WakeRule;
-use super::time::Micros;
+use crate::engine::blocks::KvEvent;
+use crate::events::ReqId;
+use crate::park::{wake_mask, WakeRule};
+use crate::time::Micros;
 use rand::RngCore;
+
 use routex::balancer::{Balancer, ClusterSnapshot, Decision, Membership, Request, Scratch};
+
+pub mod peers;
 
 /// What a router knows of a request when it decides.
 pub struct Ask<'a> {
