@@ -11,8 +11,12 @@
 //! - v1, `mockdynamo-v1` ([`slots::EngineV1`]): slots, a FIFO, independent
 //!   per-request prefill and a per-key LRU sized in tokens ([`kv`]);
 //! - v2, `block-cache-v2` ([`slots::EngineV2`]): the same slots and timings
-//!   over an LRU of prefix blocks ([`blocks`]).
+//!   over an LRU of prefix blocks ([`blocks`]);
+//! - v3, `batched-v3` ([`batched::BatchedEngine`]): workers with
+//!   iteration-level steps, chunked prefill sharing each step with decode,
+//!   admission by sequences and memory, a pinned per-key prefix cache.
 
+pub mod batched;
 pub mod blocks;
 pub mod kv;
 pub mod slots;
@@ -26,6 +30,11 @@ use std::sync::Arc;
 /// The model names a scenario's `engine.model` accepts.
 pub const V1: &str = "mockdynamo-v1";
 pub const V2: &str = "block-cache-v2";
+pub const V3: &str = "batched-v3";
+
+/// A [`Job`]'s `key` when the request has no affinity key (nothing is
+/// cached for it).
+pub const NO_KEY: u32 = u32::MAX;
 
 /// Parameters of one engine profile (A4.1).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -43,6 +52,9 @@ pub struct EngineParams {
     pub kv_capacity_tokens: u64,
     #[serde(default = "default_speed")]
     pub backend_speed: f64,
+    /// Engine v3's steps, workers and sequences (its preset when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batched: Option<batched::BatchedParams>,
 }
 
 fn default_model() -> String {
@@ -64,6 +76,7 @@ impl EngineParams {
             decode_tps: [128.0, 200.0],
             kv_capacity_tokens: 400_000,
             backend_speed: 1.0,
+            batched: None,
         }
     }
 
@@ -80,7 +93,24 @@ impl EngineParams {
     /// one output token), in ms: bounds how many requests a closed loop
     /// can start.
     pub fn min_service_ms(&self) -> f64 {
-        self.ttft_base_ms / self.backend_speed.max(f64::MIN_POSITIVE)
+        let ms = match self.model.as_str() {
+            V3 => self.batched.clone().unwrap_or_default().step_fixed_ms,
+            _ => self.ttft_base_ms,
+        };
+        ms / self.backend_speed.max(f64::MIN_POSITIVE)
+    }
+
+    /// Requests the engine serves at once (the Pylon's
+    /// `max_engine_concurrency`): the slots, or for engine v3 the workers
+    /// x `max_num_seqs`.
+    pub fn max_concurrency(&self) -> u64 {
+        match self.model.as_str() {
+            V3 => {
+                let b = self.batched.clone().unwrap_or_default();
+                u64::from(b.num_gpu_workers) * u64::from(b.max_num_seqs)
+            }
+            _ => u64::from(self.slots),
+        }
     }
 
     /// The Pylon's initial input TPS: slots x prefill rate x speed.
@@ -205,10 +235,10 @@ impl BlockPlan {
 
 /// An idle engine of the model `params.model` names.
 pub fn build(params: &EngineParams, blocks: &BlockPlan) -> Box<dyn EngineModel> {
-    if params.model == V2 {
-        Box::new(slots::EngineV2::v2(params, blocks))
-    } else {
-        Box::new(slots::EngineV1::v1(params, blocks))
+    match params.model.as_str() {
+        V2 => Box::new(slots::EngineV2::v2(params, blocks)),
+        V3 => Box::new(batched::BatchedEngine::new(params)),
+        _ => Box::new(slots::EngineV1::v1(params, blocks)),
     }
 }
 

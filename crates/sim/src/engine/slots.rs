@@ -248,8 +248,22 @@ mod tests {
         assert_eq!(e.waiting(), 1);
         out.clear();
         // Request 1: prefill 1 s, first token after 10 ms, done 10 ms later.
-        e.timer(1_000_000, Timer { id: 1, tag: PREFILL_DONE }, &mut out);
-        e.timer(1_010_000, Timer { id: 1, tag: FIRST_TOKEN }, &mut out);
+        e.timer(
+            1_000_000,
+            Timer {
+                id: 1,
+                tag: PREFILL_DONE,
+            },
+            &mut out,
+        );
+        e.timer(
+            1_010_000,
+            Timer {
+                id: 1,
+                tag: FIRST_TOKEN,
+            },
+            &mut out,
+        );
         assert_eq!(
             out,
             vec![
@@ -259,7 +273,14 @@ mod tests {
             ]
         );
         out.clear();
-        e.timer(1_020_000, Timer { id: 1, tag: COMPLETE }, &mut out);
+        e.timer(
+            1_020_000,
+            Timer {
+                id: 1,
+                tag: COMPLETE,
+            },
+            &mut out,
+        );
         assert_eq!(
             out,
             vec![
@@ -270,7 +291,14 @@ mod tests {
         );
         assert_eq!(e.slots_in_use(), 2);
         out.clear();
-        e.timer(1_020_000, Timer { id: 1, tag: COMPLETE }, &mut out);
+        e.timer(
+            1_020_000,
+            Timer {
+                id: 1,
+                tag: COMPLETE,
+            },
+            &mut out,
+        );
         assert!(out.is_empty(), "a stale timer is ignored");
         e.cancel(1_500_000, 2, &mut out);
         e.cancel(1_500_000, 3, &mut out);

@@ -10,6 +10,7 @@
 //! [`Peer`] does that shared part (and the in-flight count every rule may
 //! read) once; each rule implements [`PeerRule`].
 
+use super::{Ask, SimRouter};
 use crate::baselines::chwbl::{self, Ring};
 use crate::baselines::dynamo::{self, ActiveSequences, DynamoParams, WorkerLoad};
 use crate::baselines::gie::{self, Endpoint, GieWeights};
@@ -19,7 +20,6 @@ use crate::baselines::spec::Baseline;
 use crate::engine::blocks::KvEvent;
 use crate::engine::EngineParams;
 use crate::events::ReqId;
-use super::{Ask, SimRouter};
 use rand::{Rng, RngCore};
 use routex::balancer::{Choice, ClusterSnapshot, Decision, Scratch};
 use std::collections::{BTreeMap, BTreeSet};

@@ -339,7 +339,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
                 MaxInputTpsSpec::Constant => PublishedMax::Constant,
                 MaxInputTpsSpec::RunningMax => PublishedMax::RunningMax,
             },
-            slots: u64::from(f.engine.slots),
+            slots: f.engine.max_concurrency(),
             mismatch: p.mismatch.enabled.then_some(Mismatch {
                 min_delta_ms: p.mismatch.min_delta_ms,
                 tolerance: p.mismatch.tolerance,

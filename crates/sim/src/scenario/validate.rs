@@ -2,7 +2,7 @@
 //! section of the file. Every check reports against the key it is about.
 
 use super::ScenarioFile;
-use crate::engine::{V1, V2};
+use crate::engine::{V1, V2, V3};
 use crate::workload::trace::{Trace, TraceSpec};
 
 /// The most distinct prefix blocks a workload may have: each engine v2
@@ -167,14 +167,26 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
 /// The engine profile.
 fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
     let e = &f.engine;
-    if e.model != V1 && e.model != V2 {
+    if ![V1, V2, V3].contains(&e.model.as_str()) {
         err(
             "engine.model",
             format!(
-                "engine model `{}` is not supported; use \"{V1}\" or \"{V2}\"",
+                "engine model `{}` is not supported; use \"{V1}\", \"{V2}\" or \"{V3}\"",
                 e.model
             ),
         );
+    }
+    if e.batched.is_some() && e.model != V3 {
+        err(
+            "engine.batched",
+            format!(
+                "`batched` sets engine `{V3}`'s steps; this engine is `{}`",
+                e.model
+            ),
+        );
+    }
+    if let Some(b) = &e.batched {
+        batched(b, err);
     }
     let blocks = f.trace.is_some()
         || f.workload
@@ -216,6 +228,39 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
         err(
             "engine.ttft_base_ms",
             format!("`ttft_base_ms` and `ttft_jitter_ms` must be in 0..={MAX_DELAY_MS}"),
+        );
+    }
+}
+
+/// Engine v3's workers, sequences, budget and step costs.
+fn batched(b: &crate::engine::batched::BatchedParams, err: &mut Err<'_>) {
+    if !(1..=1_024).contains(&b.num_gpu_workers) {
+        err(
+            "engine.batched.num_gpu_workers",
+            "`num_gpu_workers` must be in 1..=1024".into(),
+        );
+    }
+    if !(1..=100_000).contains(&b.max_num_seqs) {
+        err(
+            "engine.batched.max_num_seqs",
+            "`max_num_seqs` must be in 1..=100000".into(),
+        );
+    }
+    if !(1..=100_000_000).contains(&b.max_batched_tokens) {
+        err(
+            "engine.batched.max_batched_tokens",
+            "`max_batched_tokens` must be in 1..=100000000".into(),
+        );
+    }
+    let costs = [
+        b.step_fixed_ms,
+        b.step_decode_ms_per_seq,
+        b.step_prefill_ms_per_token,
+    ];
+    if costs.iter().any(|c| !(0.0..=MAX_DELAY_MS).contains(c)) || b.step_fixed_ms <= 0.0 {
+        err(
+            "engine.batched.step_fixed_ms",
+            format!("step costs must be in 0..={MAX_DELAY_MS} ms, and `step_fixed_ms` > 0"),
         );
     }
 }

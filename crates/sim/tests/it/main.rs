@@ -6,6 +6,7 @@ mod calibration_policies;
 mod core;
 mod determinism;
 mod engine_v2;
+mod engine_v3;
 mod fast;
 mod invariants;
 mod publish;
