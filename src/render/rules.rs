@@ -1,12 +1,8 @@
-//! What a code means, for SARIF's rule metadata: the one-line summary from
-//! `Code::summary`, and the full description taken from the code's section
-//! of docs/diagnostics.md (its first paragraph), so the catalogue stays the
-//! one place a code is explained.
+//! What a code means, for SARIF's rule metadata: every text comes from the
+//! code's row of the table (`diag::CODES`), the same row the generated parts
+//! of docs/diagnostics.md are written from.
 
 use crate::diag::Code;
-
-/// The diagnostics catalogue, compiled in.
-const CATALOGUE: &str = include_str!("../../docs/diagnostics.md");
 
 /// Where the project's pages live (Cargo.toml `repository`).
 pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
@@ -33,38 +29,38 @@ pub fn pascal_name(code: Code) -> String {
         .collect()
 }
 
-/// The first paragraph of the code's `## code` section in markdown, without
-/// its leading severity marker (`**error**, stargate code.`: the rule's
-/// level says it), or the summary when the catalogue lacks the section (a
-/// docs test forbids that).
-pub fn description_markdown(code: Code) -> String {
-    let Some(paragraph) = section_paragraph(CATALOGUE, code.as_str()) else {
-        return code.summary().to_string();
-    };
-    match paragraph
-        .strip_prefix("**")
-        .and_then(|rest| rest.split_once(". "))
-    {
-        Some((_, description)) if !description.is_empty() => description.to_string(),
-        _ => paragraph,
-    }
-}
-
-/// The same paragraph as plain text: emphasis markers dropped.
+/// The description as plain text: emphasis markers dropped.
 pub fn description_text(code: Code) -> String {
-    description_markdown(code).replace("**", "")
+    plain(code.info().description)
 }
 
-fn section_paragraph(catalogue: &str, name: &str) -> Option<String> {
-    let mut lines = catalogue.lines();
-    lines
-        .find(|line| line.strip_prefix("## ").map(|h| h.trim().trim_matches('`')) == Some(name))?;
-    let paragraph: Vec<&str> = lines
-        .skip_while(|line| line.trim().is_empty())
-        .take_while(|line| !line.trim().is_empty() && !line.starts_with('#'))
-        .map(str::trim)
-        .collect();
-    (!paragraph.is_empty()).then(|| paragraph.join(" "))
+/// The rule's help as plain text: description, fix, and where the catalogue
+/// entry is.
+pub fn help_text(code: Code) -> String {
+    let info = code.info();
+    format!(
+        "{}\n\nFix: {}\n\nSee docs/diagnostics.md#{} ({}).",
+        plain(info.description),
+        plain(info.help),
+        info.name,
+        help_uri(code)
+    )
+}
+
+/// The rule's help in Markdown.
+pub fn help_markdown(code: Code) -> String {
+    let info = code.info();
+    format!(
+        "{}\n\n**Fix:** {}\n\nSee [`{}` in docs/diagnostics.md]({}).",
+        info.description,
+        info.help,
+        info.name,
+        help_uri(code)
+    )
+}
+
+fn plain(markdown: &str) -> String {
+    markdown.replace("**", "")
 }
 
 #[cfg(test)]
@@ -82,22 +78,9 @@ mod tests {
     }
 
     #[test]
-    fn descriptions_drop_the_severity_marker() {
-        let text = description_text(Code::DuplicateDefault);
-        assert_eq!(text, "A route file sets `default` more than once.");
-        assert!(description_markdown(Code::UnknownMethod).starts_with("The method is not"));
-    }
-
-    #[test]
-    fn every_code_has_a_catalogue_paragraph() {
-        for code in Code::ALL {
-            let text = section_paragraph(CATALOGUE, code.as_str());
-            assert!(text.is_some_and(|t| t.len() > 20), "{code}");
-        }
-        assert_eq!(
-            section_paragraph("## a\n\nFirst\nline.\n\nSecond.\n## b\n", "a").as_deref(),
-            Some("First line.")
-        );
-        assert_eq!(section_paragraph("## a\n## b\n", "a"), None);
+    fn help_joins_description_fix_and_link() {
+        let text = help_text(Code::DuplicateDefault);
+        assert!(text.starts_with("A route file sets `default` more than once.\n\nFix: Keep one `default` line.\n\nSee docs/diagnostics.md#duplicate_default ("));
+        assert!(help_markdown(Code::DuplicateDefault).contains("**Fix:** Keep one `default` line."));
     }
 }

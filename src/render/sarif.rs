@@ -404,8 +404,6 @@ fn slot(code: Code) -> usize {
 }
 
 fn rule(code: Code) -> Rule {
-    let help_uri = rules::help_uri(code);
-    let text = rules::description_text(code);
     let name = rules::pascal_name(code);
     Rule {
         id: code.as_str(),
@@ -413,19 +411,14 @@ fn rule(code: Code) -> Rule {
         short_description: Text {
             text: code.summary(),
         },
-        help: Help {
-            text: format!(
-                "{text}\n\nSee docs/diagnostics.md#{} ({help_uri}).",
-                code.as_str()
-            ),
-            markdown: format!(
-                "{}\n\nSee [`{}` in docs/diagnostics.md]({help_uri}).",
-                rules::description_markdown(code),
-                code.as_str()
-            ),
+        full_description: Text {
+            text: rules::description_text(code),
         },
-        full_description: Text { text },
-        help_uri,
+        help: Help {
+            text: rules::help_text(code),
+            markdown: rules::help_markdown(code),
+        },
+        help_uri: rules::help_uri(code),
         default_configuration: Configuration {
             level: level(code.default_severity()),
         },

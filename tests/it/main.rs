@@ -3,6 +3,7 @@
 mod balancer;
 mod check;
 mod config;
+mod diag;
 mod diff;
 mod router;
 mod support;

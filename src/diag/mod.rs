@@ -5,6 +5,10 @@
 
 use serde::Serialize;
 
+mod codes;
+
+pub use codes::{Code, CodeInfo, Level, Origin, CODES};
+
 /// A byte range into one source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Span {
@@ -33,200 +37,6 @@ impl Span {
 pub enum Severity {
     Error,
     Warning,
-}
-
-/// Every diagnostic code. The first block are stargate's codes (same
-/// conditions, same precedence); the rest are routex's own. Codes are part of
-/// the contract: add, never rename. Each one is listed in docs/diagnostics.md.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Code {
-    // --- stargate expression codes ---
-    MalformedExpression,
-    UnknownMethod,
-    Unavailable,
-    UnknownParameter,
-    NotApplicable,
-    InvalidValue,
-    InertValue,
-    InertCombination,
-    // --- routex: route files ---
-    SyntaxError,
-    DuplicateDefault,
-    DuplicateModel,
-    DuplicateAllow,
-    DefaultWithArguments,
-    // --- routex: lb-config.json ---
-    InvalidJson,
-    UnknownField,
-    UnsupportedField,
-    InvalidType,
-    MissingField,
-    RequestAlgorithmMismatch,
-    DuplicateRequestAlgorithm,
-    IgnoredRequestAlgorithms,
-    // --- routex: warnings ---
-    DeprecatedAlias,
-    NoQueueSlo,
-    FloorAboveCeil,
-    IncompleteQueueSlo,
-    NormalisedValue,
-    ShadowedAllow,
-    IgnoredField,
-    // --- routex: output form ---
-    NotRepresentableInHeader,
-    NotRepresentableInRouteFile,
-}
-
-impl Code {
-    pub const ALL: &'static [Code] = &[
-        Code::MalformedExpression,
-        Code::UnknownMethod,
-        Code::Unavailable,
-        Code::UnknownParameter,
-        Code::NotApplicable,
-        Code::InvalidValue,
-        Code::InertValue,
-        Code::InertCombination,
-        Code::SyntaxError,
-        Code::DuplicateDefault,
-        Code::DuplicateModel,
-        Code::DuplicateAllow,
-        Code::DefaultWithArguments,
-        Code::InvalidJson,
-        Code::UnknownField,
-        Code::UnsupportedField,
-        Code::InvalidType,
-        Code::MissingField,
-        Code::RequestAlgorithmMismatch,
-        Code::DuplicateRequestAlgorithm,
-        Code::IgnoredRequestAlgorithms,
-        Code::DeprecatedAlias,
-        Code::NoQueueSlo,
-        Code::FloorAboveCeil,
-        Code::IncompleteQueueSlo,
-        Code::NormalisedValue,
-        Code::ShadowedAllow,
-        Code::IgnoredField,
-        Code::NotRepresentableInHeader,
-        Code::NotRepresentableInRouteFile,
-    ];
-
-    /// The stable snake_case name printed in every output format.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Code::MalformedExpression => "malformed_expression",
-            Code::UnknownMethod => "unknown_method",
-            Code::Unavailable => "unavailable",
-            Code::UnknownParameter => "unknown_parameter",
-            Code::NotApplicable => "not_applicable",
-            Code::InvalidValue => "invalid_value",
-            Code::InertValue => "inert_value",
-            Code::InertCombination => "inert_combination",
-            Code::SyntaxError => "syntax_error",
-            Code::DuplicateDefault => "duplicate_default",
-            Code::DuplicateModel => "duplicate_model",
-            Code::DuplicateAllow => "duplicate_allow",
-            Code::DefaultWithArguments => "default_with_arguments",
-            Code::InvalidJson => "invalid_json",
-            Code::UnknownField => "unknown_field",
-            Code::UnsupportedField => "unsupported_field",
-            Code::InvalidType => "invalid_type",
-            Code::MissingField => "missing_field",
-            Code::RequestAlgorithmMismatch => "request_algorithm_mismatch",
-            Code::DuplicateRequestAlgorithm => "duplicate_request_algorithm",
-            Code::IgnoredRequestAlgorithms => "ignored_request_algorithms",
-            Code::DeprecatedAlias => "deprecated_alias",
-            Code::NoQueueSlo => "no_queue_slo",
-            Code::FloorAboveCeil => "floor_above_ceil",
-            Code::IncompleteQueueSlo => "incomplete_queue_slo",
-            Code::NormalisedValue => "normalised_value",
-            Code::ShadowedAllow => "shadowed_allow",
-            Code::IgnoredField => "ignored_field",
-            Code::NotRepresentableInHeader => "not_representable_in_header",
-            Code::NotRepresentableInRouteFile => "not_representable_in_route_file",
-        }
-    }
-
-    /// Whether the code is one stargate itself returns.
-    pub const fn is_stargate(self) -> bool {
-        matches!(
-            self,
-            Code::MalformedExpression
-                | Code::UnknownMethod
-                | Code::Unavailable
-                | Code::UnknownParameter
-                | Code::NotApplicable
-                | Code::InvalidValue
-                | Code::InertValue
-                | Code::InertCombination
-        )
-    }
-
-    /// The severity a diagnostic of this code normally has.
-    pub const fn default_severity(self) -> Severity {
-        match self {
-            Code::DeprecatedAlias
-            | Code::NoQueueSlo
-            | Code::FloorAboveCeil
-            | Code::IncompleteQueueSlo
-            | Code::NormalisedValue
-            | Code::ShadowedAllow
-            | Code::IgnoredField
-            | Code::DuplicateRequestAlgorithm
-            | Code::IgnoredRequestAlgorithms => Severity::Warning,
-            _ => Severity::Error,
-        }
-    }
-
-    /// One line for SARIF rule descriptions and `docs/diagnostics.md`.
-    pub const fn summary(self) -> &'static str {
-        match self {
-            Code::MalformedExpression => "the expression does not follow the expression syntax",
-            Code::UnknownMethod => "the method is not an algorithm name or alias",
-            Code::Unavailable => "the algorithm is not configured for this model",
-            Code::UnknownParameter => "the parameter name does not exist",
-            Code::NotApplicable => "the parameter exists but not for this algorithm",
-            Code::InvalidValue => "the value has the wrong kind or is out of range",
-            Code::InertValue => "the value would disable the field",
-            Code::InertCombination => "only one queue-time bound is configured",
-            Code::SyntaxError => "the route file does not follow the route-file syntax",
-            Code::DuplicateDefault => "a route file sets `default` twice",
-            Code::DuplicateModel => "a model is listed twice",
-            Code::DuplicateAllow => "two `allow` entries of one algorithm in one scope",
-            Code::DefaultWithArguments => {
-                "a `default` with arguments has no lb-config.json spelling"
-            }
-            Code::InvalidJson => "the file is not valid JSON",
-            Code::UnknownField => "the lb-config.json field does not exist",
-            Code::UnsupportedField => "the field exists but not for this algorithm",
-            Code::InvalidType => "the JSON value has the wrong type",
-            Code::MissingField => "a required field is missing",
-            Code::RequestAlgorithmMismatch => {
-                "a request_algorithms key names another algorithm than its value"
-            }
-            Code::DuplicateRequestAlgorithm => {
-                "two request_algorithms keys name one algorithm; the last wins"
-            }
-            Code::IgnoredRequestAlgorithms => {
-                "request_algorithms nested where stargate discards it"
-            }
-            Code::DeprecatedAlias => "an alias instead of the canonical algorithm name",
-            Code::NoQueueSlo => {
-                "wait and overflow fields that act only when the primary is ineligible"
-            }
-            Code::FloorAboveCeil => "the queue-time floor is above the ceiling",
-            Code::IncompleteQueueSlo => "only one queue-time bound is set, so the queue SLO is off",
-            Code::NormalisedValue => "stargate silently replaces this value",
-            Code::ShadowedAllow => {
-                "a model allows its own algorithm: its configuration always wins"
-            }
-            Code::IgnoredField => "stargate accepts the field but the algorithm ignores it",
-            Code::NotRepresentableInHeader => "the value cannot be written in header form",
-            Code::NotRepresentableInRouteFile => {
-                "an lb-config.json value that a strict route-file expression refuses"
-            }
-        }
-    }
 }
 
 impl std::fmt::Display for Code {
@@ -469,6 +279,22 @@ mod tests {
         assert_eq!(index.line_span(1), Some(Span::new(0, 6)));
         assert_eq!(index.line_span(2), Some(Span::new(7, 10)));
         assert_eq!(index.line_span(4), None);
+    }
+
+    #[test]
+    fn rows_follow_the_enum() {
+        for (i, code) in Code::ALL.iter().enumerate() {
+            assert_eq!(CODES[i].code, *code);
+            assert_eq!(Code::from_name(code.as_str()), Some(*code));
+        }
+        assert_eq!(Code::from_name("no_such_code"), None);
+    }
+
+    #[test]
+    fn only_errors_are_fixed() {
+        for row in CODES.iter().filter(|row| row.fixed.is_some()) {
+            assert_eq!(row.level, Level::Deny, "{}", row.name);
+        }
     }
 
     #[test]
