@@ -13,8 +13,10 @@
 //! slot has a queue estimate of 0 and a full one 24 x 100 / 1000 s =
 //! 2400 ms, over the 2000 ms SLO: a cluster takes exactly 24 requests
 //! before the next heartbeat, counting the proxy's own reservations.
-#![cfg(all(feature = "tokio", feature = "http"))]
+#![cfg(all(feature = "tokio", feature = "http", feature = "metrics"))]
 
+// Each test binary uses a part of the fake backend's controls.
+#[allow(dead_code)]
 #[path = "../examples/proxy/backend.rs"]
 mod backend;
 #[path = "../examples/proxy/client.rs"]
@@ -24,215 +26,14 @@ mod front;
 #[path = "../examples/proxy/heartbeat.rs"]
 mod heartbeat;
 
-use axum::body::Body;
-use backend::{Backend, BackendConfig};
-use front::Proxy;
-use http::{HeaderMap, StatusCode};
-use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
-use routex::router::{RouteRequest, Router, ERROR_CODE_HEADER};
+#[path = "support/proxy_fleet.rs"]
+mod fleet;
+
+use backend::Backend;
+use fleet::{ranking, run, table, until, Fleet, CLUSTERS, MODEL, SLOTS};
+use http::StatusCode;
+use routex::router::{Router, ERROR_CODE_HEADER};
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::net::SocketAddr;
-use std::time::Duration;
-
-const MODEL: &str = "llama-3-70b";
-const CLUSTERS: [&str; 3] = ["c1", "c2", "c3"];
-const SLOTS: u64 = 24;
-const TPS: f64 = 1000.0;
-const TOKENS: &str = "100";
-/// No test comes near this; it only bounds a broken run.
-const LIMIT: Duration = Duration::from_secs(60);
-
-fn table() -> routex::ir::RouteTable {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lb-config.json");
-    routex::config::load_table_path(path)
-        .expect("lb-config.json")
-        .0
-}
-
-struct Fleet {
-    proxy: Proxy,
-    url: String,
-    backends: Vec<Backend>,
-    client: client::HttpClient,
-}
-
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> &str {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-    }
-
-    fn cluster(&self) -> &str {
-        self.header(front::CLUSTER_HEADER)
-    }
-}
-
-impl Fleet {
-    async fn start() -> Fleet {
-        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        let (proxy, addr) = Proxy::spawn(table(), addr).await.unwrap();
-        let url = format!("http://{addr}");
-        let mut backends = Vec::new();
-        // Registered in this order: the view's candidate order.
-        for cluster in CLUSTERS {
-            let config = BackendConfig {
-                cluster: cluster.to_owned(),
-                backend: format!("{cluster}-0"),
-                models: vec![MODEL.to_owned()],
-                slots: SLOTS,
-                input_tps: TPS,
-                kv_capacity_tokens: 1_000_000,
-                service_time: Duration::ZERO,
-                heartbeat_every: None,
-            };
-            backends.push(Backend::spawn(config, &url).await.unwrap());
-        }
-        Fleet {
-            proxy,
-            url,
-            backends,
-            client: client::new(),
-        }
-    }
-
-    fn backend(&self, cluster: &str) -> &Backend {
-        self.backends
-            .iter()
-            .find(|b| b.cluster() == cluster)
-            .unwrap()
-    }
-
-    async fn heartbeats(&self) {
-        for b in &self.backends {
-            b.heartbeat().await.unwrap();
-        }
-    }
-
-    /// Pending reservations per cluster, in `CLUSTERS` order.
-    fn pending(&self) -> Vec<usize> {
-        let view = self.proxy.view(MODEL).unwrap();
-        let view = view.read();
-        CLUSTERS
-            .iter()
-            .map(|c| view.pending(view.position(c).unwrap()))
-            .collect()
-    }
-
-    fn received(&self) -> Vec<u64> {
-        self.backends.iter().map(Backend::received).collect()
-    }
-
-    /// A completion request with the mandatory headers (`x-model`,
-    /// `x-request-id`, `x-input-tokens`) plus `extra`; an extra header of
-    /// the same name replaces a mandatory one, value `None` drops it.
-    fn send(&self, extra: &[(&str, Option<&str>)]) -> impl Future<Output = Reply> + Send + 'static {
-        let mut headers: BTreeMap<String, String> = [
-            ("x-request-id", "test"),
-            ("x-model", MODEL),
-            ("x-input-tokens", TOKENS),
-        ]
-        .into_iter()
-        .map(|(n, v)| (n.to_owned(), v.to_owned()))
-        .collect();
-        for (name, value) in extra {
-            match value {
-                Some(v) => headers.insert((*name).to_owned(), (*v).to_owned()),
-                None => headers.remove(*name),
-            };
-        }
-        let client = self.client.clone();
-        let url = format!("{}/v1/completions", self.url);
-        async move {
-            let mut request = http::Request::post(url);
-            for (name, value) in &headers {
-                request = request.header(name, value);
-            }
-            let request = request.body(Body::from("{\"prompt\":\"hi\"}")).unwrap();
-            let response = client.request(request).await.unwrap();
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body = axum::body::to_bytes(Body::new(response.into_body()), 1 << 20)
-                .await
-                .unwrap();
-            Reply {
-                status,
-                headers,
-                body: String::from_utf8(body.to_vec()).unwrap(),
-            }
-        }
-    }
-
-    fn keyed(&self, key: &str) -> impl Future<Output = Reply> + Send + 'static {
-        self.send(&[("x-cache-affinity-key", Some(key))])
-    }
-}
-
-/// The Pulsar ranking of `key` (seed `v1`, equal weights), best first,
-/// computed by the library: what the proxy's pulsar-wait-and-widen ranks.
-fn ranking(key: &str) -> Vec<String> {
-    let router = Router::new(table());
-    let clusters: Vec<ClusterSnapshot> = CLUSTERS
-        .iter()
-        .map(|id| ClusterSnapshot {
-            id: (*id).to_owned(),
-            last_mean_input_tps: TPS,
-            max_input_tps: Some(TPS),
-            ..ClusterSnapshot::default()
-        })
-        .collect();
-    let mut order: Vec<String> = Vec::new();
-    let mut rng = rand::rng();
-    while order.len() < CLUSTERS.len() {
-        let excluded: Vec<&str> = order.iter().map(String::as_str).collect();
-        let request = RouteRequest {
-            request: Request {
-                model: MODEL,
-                cache_affinity_key: Some(key),
-                input_tokens: Some(100),
-                excluded: &excluded,
-                ..Request::default()
-            },
-            // The model's own `pulsar` entry: seed v1, like its PWW.
-            routing_method: Some(b"pulsar"),
-        };
-        let decision = router.route(&request, &clusters, &mut rng, &mut Scratch::default());
-        let Ok(Decision::Selected(choice)) = decision else {
-            panic!("pulsar ranks every cluster: {decision:?}");
-        };
-        order.push(clusters[choice.index].id.clone());
-    }
-    order
-}
-
-/// Polls `done` every 5 ms; fails after 20 s.
-async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-fn run(test: impl Future<Output = ()>) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        tokio::time::timeout(LIMIT, test)
-            .await
-            .expect("the test finished in time");
-    });
-}
 
 fn index(cluster: &str) -> usize {
     CLUSTERS.iter().position(|c| *c == cluster).unwrap()

@@ -7,7 +7,7 @@
 //! make the backend fail, and send heartbeats exactly when they want one.
 
 use crate::client::{self, HttpClient};
-use crate::heartbeat::{self, Heartbeat};
+use crate::heartbeat::{self, Heartbeat, Registration};
 use axum::body::Body;
 use axum::extract::State;
 use axum::routing::post;
@@ -36,6 +36,31 @@ pub struct BackendConfig {
     /// Heartbeat period; `None`: only when [`Backend::heartbeat`] is called
     /// (and once at start).
     pub heartbeat_every: Option<Duration>,
+    /// Registers with `input_tps` as its mean and peak rate (a benchmarked
+    /// prefill rate) in every heartbeat.
+    pub register_rates: bool,
+    /// Reports measured rates only: 0 and no peak until it has answered a
+    /// request (an engine's prompt-token counter has not moved yet).
+    pub cold_start: bool,
+}
+
+impl BackendConfig {
+    /// One backend `{cluster}-0` of `cluster` serving `models`, registered
+    /// with its rate, heartbeats only when asked.
+    pub fn new(cluster: &str, models: &[&str], slots: u64, input_tps: f64) -> Self {
+        BackendConfig {
+            cluster: cluster.to_owned(),
+            backend: format!("{cluster}-0"),
+            models: models.iter().map(|m| (*m).to_owned()).collect(),
+            slots,
+            input_tps,
+            kv_capacity_tokens: 1_000_000,
+            service_time: Duration::ZERO,
+            heartbeat_every: None,
+            register_rates: true,
+            cold_start: false,
+        }
+    }
 }
 
 /// A running backend; cheap to clone.
@@ -61,6 +86,7 @@ struct EngineState {
     received: u64,
     answered: u64,
     failing: bool,
+    draining: bool,
 }
 
 impl Backend {
@@ -125,6 +151,11 @@ impl Backend {
         self.state().failing = failing;
     }
 
+    /// Announces draining (or its end) in the following heartbeats.
+    pub fn set_draining(&self, draining: bool) {
+        self.state().draining = draining;
+    }
+
     /// Holds answers (requests stay in the engine) until [`Backend::release`].
     pub fn hold(&self) {
         self.shared.hold.send_replace(true);
@@ -144,9 +175,10 @@ impl Backend {
             .get(usize::try_from(config.slots).unwrap_or(usize::MAX)..)
             .unwrap_or_default();
         let used: u64 = state.in_flight.iter().sum();
+        let measured = !config.cold_start || state.answered > 0;
         BackendStats {
-            last_mean_input_tps: config.input_tps,
-            max_input_tps: Some(config.input_tps),
+            last_mean_input_tps: if measured { config.input_tps } else { 0.0 },
+            max_input_tps: measured.then_some(config.input_tps),
             queue_size: queued.len() as u64,
             queued_input_size: queued.iter().sum(),
             total_query_input_size: used,
@@ -162,11 +194,21 @@ impl Backend {
     /// Pushes one heartbeat with the current statistics.
     pub async fn heartbeat(&self) -> Result<(), String> {
         let config = &self.shared.config;
+        let draining = self.state().draining;
         let beat = Heartbeat {
             cluster: config.cluster.clone(),
             backend: config.backend.clone(),
             url: self.shared.url.clone(),
             models: config.models.clone(),
+            registration: if config.register_rates {
+                Registration {
+                    input_tps: Some(config.input_tps),
+                    max_input_tps: Some(config.input_tps),
+                }
+            } else {
+                Registration::default()
+            },
+            draining,
             stats: self.stats(),
         };
         let json = serde_json::to_string(&beat).map_err(|e| e.to_string())?;

@@ -1,12 +1,15 @@
 //! The proxy's front end: `POST /v1/completions` routed to a backend by
 //! routex's async driver (`router::Driver`: the routing loop with its
 //! waits, retries and exclusions), `POST /v1/heartbeat` feeding the
-//! candidate views, `GET /metrics` with the router's expression-cache
-//! metrics.
+//! candidate views, `GET /metrics` with the router's metrics in the
+//! Prometheus text format (routex's `RouterCollector` in a
+//! prometheus-client registry).
 //!
-//! One candidate view per model: a backend's heartbeat registers it for
-//! the models it serves. Views and URLs are keyed by what backends say,
-//! never by client input; the router bounds its own per-target state.
+//! One candidate view per model (`router::ModelViews`): a backend's
+//! heartbeat registers it, with its rates, for the models it serves, and
+//! its report is applied to each of those views. Views and URLs are keyed
+//! by what backends say, never by client input; the router bounds its own
+//! per-target state.
 
 use crate::client::{self, HttpClient};
 use crate::heartbeat::{self, Heartbeat};
@@ -14,8 +17,12 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::routing::{get, post};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use prometheus_client::registry::Registry;
 use routex::ir::RouteTable;
-use routex::router::{headers, Driver, RequestHeaders, Routed, Router, SharedView};
+use routex::router::{
+    headers, Driver, HealthOptions, ModelViews, RequestHeaders, Routed, Router, RouterCollector,
+    SharedView,
+};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -26,6 +33,8 @@ pub const CLUSTER_HEADER: &str = "x-routex-cluster";
 pub const BACKEND_HEADER: &str = "x-routex-backend";
 pub const RANK_DEPTH_HEADER: &str = "x-routex-rank-depth";
 pub const TRIES_HEADER: &str = "x-routex-tries";
+/// Milliseconds from arrival to the reservation (`Routed::waited`).
+pub const WAITED_HEADER: &str = "x-routex-waited-ms";
 
 /// The request headers forwarded to the backend.
 const FORWARDED: [&str; 5] = [
@@ -44,23 +53,43 @@ pub struct Proxy {
 
 struct Shared {
     driver: Driver,
-    views: RwLock<HashMap<String, SharedView>>,
+    views: ModelViews,
     /// (cluster, backend) -> base URL.
     urls: RwLock<HashMap<(String, String), String>>,
     client: HttpClient,
+    /// What `/metrics` serves: the router's collector.
+    registry: Registry,
+}
+
+/// How the proxy judges backend health.
+#[derive(Clone, Debug, Default)]
+pub struct ProxyOptions {
+    pub health: HealthOptions,
 }
 
 impl Proxy {
     /// Serves `table` on `addr` (port 0: any free port).
-    pub async fn spawn(table: RouteTable, addr: SocketAddr) -> Result<(Proxy, SocketAddr), String> {
+    pub async fn spawn(
+        table: RouteTable,
+        addr: SocketAddr,
+        options: ProxyOptions,
+    ) -> Result<(Proxy, SocketAddr), String> {
         let listener = TcpListener::bind(addr).await.map_err(|e| e.to_string())?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let router = Arc::new(Router::new(table));
+        let views = ModelViews::new().with_health(options.health);
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(RouterCollector::new(
+            router.clone(),
+            views.clone(),
+        )));
         let proxy = Proxy {
             shared: Arc::new(Shared {
-                driver: Driver::new(Arc::new(Router::new(table))),
-                views: RwLock::default(),
+                driver: Driver::new(router),
+                views,
                 urls: RwLock::default(),
                 client: client::new(),
+                registry,
             }),
         };
         let app = axum::Router::new()
@@ -74,12 +103,7 @@ impl Proxy {
 
     /// The candidate view of `model`, if a backend serves it.
     pub fn view(&self, model: &str) -> Option<SharedView> {
-        let views = self
-            .shared
-            .views
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        views.get(model).cloned()
+        self.shared.views.get(model)
     }
 
     fn url(&self, cluster: &str, backend: &str) -> Option<String> {
@@ -91,8 +115,9 @@ impl Proxy {
         urls.get(&(cluster.to_owned(), backend.to_owned())).cloned()
     }
 
-    /// Registers the backend for its models (first time) and applies its
-    /// statistics to each model's view.
+    /// Registers the backend for its models with its rates (a change only
+    /// the first time, or when they change), sets its draining state, and
+    /// applies its statistics once to each of its models' views.
     fn apply(&self, beat: &Heartbeat) -> Result<(), String> {
         let key = (beat.cluster.clone(), beat.backend.clone());
         self.shared
@@ -100,32 +125,21 @@ impl Proxy {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(key, beat.url.clone());
-        let mut errors = Vec::new();
-        for model in &beat.models {
-            // The write lock only for a model's first backend.
-            let view = match self.view(model) {
-                Some(view) => view,
-                None => {
-                    let mut views = self
-                        .shared
-                        .views
-                        .write()
-                        .unwrap_or_else(PoisonError::into_inner);
-                    views.entry(model.clone()).or_default().clone()
-                }
-            };
-            let known = {
-                let v = view.read();
-                v.position(&beat.cluster)
-                    .is_some_and(|c| v.backend_position(c, &beat.backend).is_some())
-            };
-            if !known {
-                view.update(|v| v.add_backend(&beat.cluster, &beat.backend));
-            }
-            if let Err(e) = view.report(&beat.cluster, &beat.backend, &beat.stats) {
-                errors.push(format!("{model}: {e}"));
-            }
-        }
+        let views = &self.shared.views;
+        let models = beat.models.iter().map(String::as_str);
+        let registered = views.ensure_backend(
+            models,
+            &beat.cluster,
+            &beat.backend,
+            beat.registration.into(),
+        );
+        views.set_draining(&beat.cluster, &beat.backend, beat.draining);
+        let reported = views.report(&beat.cluster, &beat.backend, &beat.stats);
+        let errors: Vec<String> = [registered.err(), reported.err()]
+            .into_iter()
+            .flatten()
+            .map(|e| e.to_string())
+            .collect();
         if errors.is_empty() {
             Ok(())
         } else {
@@ -148,11 +162,20 @@ async fn heartbeat(State(proxy): State<Proxy>, body: Bytes) -> Response<Body> {
     }
 }
 
+/// `GET /metrics`: the Prometheus text exposition format (0.0.4).
 async fn metrics(State(proxy): State<Proxy>) -> Response<Body> {
-    plain(
-        StatusCode::OK,
-        proxy.shared.driver.router().metrics().to_prometheus(),
-    )
+    let mut text = String::new();
+    if let Err(e) =
+        prometheus_client::encoding::prometheus_text::encode(&mut text, &proxy.shared.registry)
+    {
+        return plain(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
+    }
+    let mut response = plain(StatusCode::OK, text);
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(prometheus_client::encoding::prometheus_text::CONTENT_TYPE),
+    );
+    response
 }
 
 /// `POST /v1/completions`: parse the routing headers (400), route (400,
@@ -165,7 +188,10 @@ async fn completions(
 ) -> Response<Body> {
     let parsed = match RequestHeaders::from_header_map(&headers) {
         Ok(parsed) => parsed,
-        Err(rejection) => return rejection.to_response(),
+        Err(rejection) => {
+            proxy.shared.driver.router().record_rejection(&rejection);
+            return rejection.to_response();
+        }
     };
     // An unknown model routes over an empty view: 404 no_eligible_candidates.
     let view = proxy.view(parsed.model).unwrap_or_default();
@@ -173,14 +199,11 @@ async fn completions(
         .shared
         .driver
         .routing(parsed.route_request(), parsed.max_wait_ms);
-    // Backends tried, for the response header.
-    let mut tries = 0u32;
     loop {
         let routed = match routing.next(&view).await {
             Ok(routed) => routed,
             Err(rejection) => return rejection.to_response(),
         };
-        tries += 1;
         match forward(&proxy, &routed, &headers, body.clone()).await {
             Ok(response) => {
                 // Delivered: the backend's next heartbeat counts it.
@@ -189,14 +212,25 @@ async fn completions(
                     backend,
                     choice,
                     reservation,
+                    attempts,
+                    waited,
                     ..
                 } = routed;
                 reservation.keep();
-                return annotate(response, &cluster, &backend, choice.rank_depth, tries);
+                let annotations = [
+                    (CLUSTER_HEADER, cluster.to_string()),
+                    (BACKEND_HEADER, backend.to_string()),
+                    (RANK_DEPTH_HEADER, choice.rank_depth.to_string()),
+                    (TRIES_HEADER, attempts.to_string()),
+                    (WAITED_HEADER, waited.as_millis().to_string()),
+                ];
+                return annotate(response, annotations);
             }
             Err(e) => {
                 eprintln!("proxy: {}/{} failed: {e}", routed.cluster, routed.backend);
-                // Releases its reservation; that backend is not tried again.
+                // Releases its reservation and counts a failure of the
+                // backend (consecutive ones eject it); that backend is not
+                // tried again for this request.
                 routing.failed(routed);
             }
         }
@@ -236,18 +270,10 @@ async fn forward(
 
 fn annotate(
     mut response: Response<Body>,
-    cluster: &str,
-    backend: &str,
-    rank_depth: u32,
-    tries: u32,
+    annotations: [(&'static str, String); 5],
 ) -> Response<Body> {
     let headers = response.headers_mut();
-    for (name, value) in [
-        (CLUSTER_HEADER, cluster.to_owned()),
-        (BACKEND_HEADER, backend.to_owned()),
-        (RANK_DEPTH_HEADER, rank_depth.to_string()),
-        (TRIES_HEADER, tries.to_string()),
-    ] {
+    for (name, value) in annotations {
         if let Ok(value) = HeaderValue::try_from(value) {
             headers.insert(name, value);
         }

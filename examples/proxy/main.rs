@@ -58,12 +58,16 @@ fn args() -> Result<Args, String> {
 #[tokio::main]
 async fn main() -> Result<(), String> {
     let args = args()?;
-    let (table, warnings) = routex::config::load_table_path(&args.config)
-        .map_err(|e| format!("{}: {e}", args.config))?;
+    let (table, warnings) =
+        routex::config::load_table_path(&args.config).map_err(|e| e.to_string())?;
     for line in warnings.to_string().lines() {
         eprintln!("warning: {line}");
     }
-    let (_proxy, addr) = Proxy::spawn(table, args.listen).await?;
+    // Reports expire after 3 missed heartbeats (250 ms each, below).
+    let options = front::ProxyOptions {
+        health: routex::router::HealthOptions::for_heartbeat(Duration::from_millis(250)),
+    };
+    let (_proxy, addr) = Proxy::spawn(table, args.listen, options).await?;
     let proxy_url = format!("http://{addr}");
     let mut backends = Vec::new();
     for cluster in ["us-east-a", "us-east-b", "us-west-a"] {
@@ -76,6 +80,8 @@ async fn main() -> Result<(), String> {
             kv_capacity_tokens: 1_000_000,
             service_time: Duration::from_millis(50),
             heartbeat_every: Some(Duration::from_millis(250)),
+            register_rates: true,
+            cold_start: true,
         };
         backends.push(Backend::spawn(config, &proxy_url).await?);
     }

@@ -47,6 +47,10 @@ struct Alloc {
 /// What a new target displaced, for the caller to account for.
 pub(crate) struct Claimed {
     pub(crate) handle: Handle,
+    /// Whether the target is new (it took a slot).
+    pub(crate) created: bool,
+    /// Whether the slot it took held another target (evicted).
+    pub(crate) evicted_target: bool,
     /// Whether the reused slot held a cached expression.
     pub(crate) evicted_entry: bool,
 }
@@ -109,6 +113,8 @@ impl<B> Targets<B> {
     ) -> Claimed {
         let existing = |h: Handle| Claimed {
             handle: h,
+            created: false,
+            evicted_target: false,
             evicted_entry: false,
         };
         if let Some(h) = self.lookup(model, routing_key) {
@@ -151,6 +157,8 @@ impl<B> Targets<B> {
             .get_or_insert_with(model, routing_key, || handle);
         Claimed {
             handle,
+            created: true,
+            evicted_target: evicted.is_some(),
             evicted_entry,
         }
     }

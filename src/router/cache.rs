@@ -5,6 +5,7 @@
 //! is the target arena's (arena.rs).
 
 use super::arena::Handle;
+use super::counters::Event;
 use super::engine::Engine;
 use super::metrics::{CacheOutcome, Metrics};
 use super::rejection::Rejection;
@@ -37,7 +38,7 @@ impl<B: Engine> Router<B> {
         let compiled = header_text(value)
             .ok_or_else(|| unknown_method(value))
             .and_then(|text| {
-                (self.options.compiler)(&self.table, model, text)
+                (self.options.compiler)(&self.table.load(), model, text)
                     .map_err(|diagnostic| Rejection::from_diagnostic(&diagnostic))
                     .map(|definition| (text, definition))
             });
@@ -142,15 +143,20 @@ impl<B: Engine> Router<B> {
         let now = self.options.clock.now();
         let idle = self.options.idle_timeout;
         let mut expired = 0;
+        let mut targets = 0;
         for handle in self.targets.handles() {
             let released = self
                 .targets
                 .release_if(handle, |t, _| t.idle_expired(now, idle));
+            targets += u64::from(released.is_some());
             if released == Some(true) {
                 self.entries.fetch_sub(1, Ordering::Relaxed);
                 expired += 1;
             }
         }
+        self.events.count_n(Event::TargetExpired, targets);
+        self.events
+            .count_n(Event::ExpressionExpired, expired as u64);
         expired
     }
 
@@ -158,6 +164,11 @@ impl<B: Engine> Router<B> {
     /// scrape does.
     pub fn metrics(&self) -> Metrics {
         self.maintenance();
-        Metrics::collect(&self.counters, self.entries.load(Ordering::Relaxed))
+        Metrics::collect(
+            &self.counters,
+            self.entries.load(Ordering::Relaxed),
+            self.targets.len() as u64,
+            self.events.snapshot(),
+        )
     }
 }

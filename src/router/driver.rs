@@ -13,14 +13,16 @@
 //! `Send` and a warm request allocates no scratch space. Time is
 //! `tokio::time::Instant`, so paused test time drives it.
 
+use super::counters::Event;
 use super::engine::Engine;
 use super::exclusions::Exclusions;
+use super::health::FailureOutcome;
 use super::rejection::Rejection;
 use super::request::{has_candidates, Resolved, RouteRequest};
 use super::runtime::Router;
 use super::shared_view::{Reservation, SharedView};
-use super::wait::{Step, WaitLoop};
-use crate::balancer::{Balancer, Choice, Request, Scratch};
+use super::wait::{SleepKind, Step, WaitLoop};
+use crate::balancer::{Balancer, Choice, Decision, Request, Scratch};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::hash::{BuildHasher, Hasher};
@@ -69,6 +71,11 @@ pub struct Routed {
     pub reservation: Reservation,
     /// Decisions this routing made so far (1 = the first one selected).
     pub decisions: u32,
+    /// Sends this routing tried, this one included (1 = the first).
+    pub attempts: u32,
+    /// Time from the request's arrival to this reservation: waits,
+    /// retries and earlier failed attempts included.
+    pub waited: Duration,
 }
 
 impl<B: Engine> Driver<B> {
@@ -183,6 +190,13 @@ impl<'r, B: Engine> Routing<'r, B> {
     /// this request (and its cluster is excluded once none is left); its
     /// reservation is released. Call [`Routing::next`] to route again.
     pub fn failed(&mut self, routed: Routed) {
+        let events = &self.driver.shared.router.events;
+        events.count(Event::FailedAttempt);
+        match routed.reservation.fail() {
+            FailureOutcome::Counted => {}
+            FailureOutcome::Ejected => events.count(Event::BackendEjected),
+            FailureOutcome::Capped => events.count(Event::EjectionCapped),
+        }
         self.failed.push((routed.cluster, routed.backend));
     }
 
@@ -190,12 +204,31 @@ impl<'r, B: Engine> Routing<'r, B> {
     /// request is rejected. Cancel-safe: a reservation is made only in the
     /// step that returns it, so dropping the future leaves none behind.
     pub async fn next(&mut self, view: &SharedView) -> Result<Routed, Rejection> {
+        let outcome = self.next_inner(view).await;
+        let events = &self.driver.shared.router.events;
+        let waited = Instant::now().saturating_duration_since(self.arrival);
+        match outcome {
+            Ok(mut routed) => {
+                routed.waited = waited;
+                events.routed(waited);
+                Ok(routed)
+            }
+            Err(rejection) => {
+                events.rejected(rejection.code, waited);
+                Err(rejection)
+            }
+        }
+    }
+
+    async fn next_inner(&mut self, view: &SharedView) -> Result<Routed, Rejection> {
         loop {
             let changed = view.changed_signal();
             tokio::pin!(changed);
             // Registered before deciding: a change during the decision
             // still wakes the sleep that follows it.
             changed.as_mut().enable();
+            // Stale reports and ended ejections, if one is due.
+            view.maintain();
             let elapsed = Instant::now().saturating_duration_since(self.arrival);
             let (step, epoch) = self.decide(view, elapsed)?;
             match step {
@@ -204,7 +237,11 @@ impl<'r, B: Engine> Routing<'r, B> {
                         return Ok(routed);
                     }
                 }
-                Step::Sleep(delay, _) => {
+                Step::Sleep(delay, kind) => {
+                    self.driver.shared.router.events.count(match kind {
+                        SleepKind::Recheck => Event::RecheckSleep,
+                        SleepKind::Retry => Event::RetrySleep,
+                    });
                     tokio::select! {
                         () = tokio::time::sleep(delay) => {}
                         () = &mut changed => {}
@@ -222,13 +259,35 @@ impl<'r, B: Engine> Routing<'r, B> {
         let read = view.read();
         let snapshots = read.snapshots();
         let caller = self.request.request.excluded;
-        let step = self.excluded.with_slice(caller, |excluded| {
+        let unhealthy = read.unavailable();
+        let left = |excluded: &[&str]| {
+            has_candidates(
+                &Request {
+                    excluded,
+                    ..Request::default()
+                },
+                snapshots,
+            )
+        };
+        // Candidates gone only because of health: unavailable for now (a
+        // report or the end of an ejection may bring one back), so wait or
+        // give up as after Unavailable, not 404/503.
+        let health_only = !unhealthy.is_empty()
+            && self.excluded.with_slice(caller, left)
+            && !self.excluded.with_slices(caller, unhealthy, left);
+        let step = self.excluded.with_slices(caller, unhealthy, |excluded| {
             let request = Request {
                 elapsed,
                 excluded,
                 ..self.request.request.clone()
             };
             let router = &self.driver.shared.router;
+            let worker = self.worker.get_or_insert_with(|| self.driver.take_worker());
+            if health_only {
+                return Ok(self
+                    .wait
+                    .step(&Decision::Unavailable, elapsed, &mut worker.rng));
+            }
             if self.resolved.is_none() {
                 if !has_candidates(&request, snapshots) {
                     let r = RouteRequest {
@@ -246,7 +305,6 @@ impl<'r, B: Engine> Routing<'r, B> {
                 )?);
             }
             let resolved = self.resolved.as_ref().expect("resolved above");
-            let worker = self.worker.get_or_insert_with(|| self.driver.take_worker());
             self.decisions = self.decisions.saturating_add(1);
             let decision =
                 resolved.decide(&request, snapshots, &mut worker.rng, &mut worker.scratch)?;
@@ -263,24 +321,38 @@ impl<'r, B: Engine> Routing<'r, B> {
         let tokens = self.request.request.input_tokens.unwrap_or(0);
         let priority = self.request.request.priority;
         let mut exclude = None;
-        let reserved = view.reserve_with(|v| {
-            if v.membership_epoch() != epoch {
-                return None;
-            }
-            let cluster = v.cluster_id(choice.index)?;
-            let usable = |b: usize| {
-                v.backend_id(choice.index, b)
-                    .is_some_and(|id| !failed.iter().any(|(c, f)| **c == **cluster && **f == **id))
-            };
-            match v.pick_backend(choice.index, usable) {
-                Some(b) => Some((choice.index, b, priority, tokens)),
-                None => {
-                    exclude = Some(cluster.clone());
-                    None
+        let algorithm = self
+            .resolved
+            .as_ref()
+            .map(|r| r.definition().policy.algorithm);
+        let decision = algorithm.map(|a| (a, choice.rank_depth));
+        let reserved = view.reserve_decided(
+            |v| {
+                if v.membership_epoch() != epoch {
+                    return None;
                 }
-            }
-        });
+                let cluster = v.cluster_id(choice.index)?;
+                let usable = |b: usize| {
+                    v.backend_id(choice.index, b).is_some_and(|id| {
+                        !failed.iter().any(|(c, f)| **c == **cluster && **f == **id)
+                    })
+                };
+                match v.pick_backend(choice.index, usable) {
+                    Some(b) => Some((choice.index, b, priority, tokens)),
+                    None => {
+                        exclude = Some(cluster.clone());
+                        None
+                    }
+                }
+            },
+            decision,
+        );
         if let Some(cluster) = exclude {
+            self.driver
+                .shared
+                .router
+                .events
+                .count(Event::ClusterExcluded);
             self.excluded.insert(cluster);
         }
         let (reservation, cluster, backend) = reserved?;
@@ -290,6 +362,10 @@ impl<'r, B: Engine> Routing<'r, B> {
             choice,
             reservation,
             decisions: self.decisions,
+            attempts: u32::try_from(self.failed.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1),
+            waited: Duration::ZERO,
         })
     }
 }

@@ -59,8 +59,25 @@ impl Exclusions {
     /// [`INLINE_EXCLUDED`] ids in all are gathered in an array on the
     /// stack: no allocation; more are collected into a `Vec` for this call.
     pub fn with_slice<R>(&self, also: &[&str], f: impl FnOnce(&[&str]) -> R) -> R {
-        let total = also.len() + self.ids.len();
-        let all = also.iter().copied().chain(self.iter());
+        self.with_slices(also, &[], f)
+    }
+
+    /// [`Exclusions::with_slice`] with a second list first joined after
+    /// `also`, for example a candidate view's unavailable clusters
+    /// ([`super::CandidateView::unavailable`]). An id in both lists is
+    /// passed twice, which excludes it all the same.
+    pub fn with_slices<R>(
+        &self,
+        also: &[&str],
+        more: &[Arc<str>],
+        f: impl FnOnce(&[&str]) -> R,
+    ) -> R {
+        let total = also.len() + more.len() + self.ids.len();
+        let all = also
+            .iter()
+            .copied()
+            .chain(more.iter().map(|id| &**id))
+            .chain(self.iter());
         if total <= INLINE_EXCLUDED {
             let mut inline = [""; INLINE_EXCLUDED];
             for (slot, id) in inline.iter_mut().zip(all) {

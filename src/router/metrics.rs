@@ -1,6 +1,7 @@
 //! Expression-cache metrics (docs/stargate.md 5.6): a counter per
 //! (algorithm, hit|build|rebuild) and an entries gauge.
 
+use super::counters::CounterSnapshot;
 use crate::ir::Algorithm;
 use crate::sync::{stripe_of_this_thread, STRIPES};
 use std::fmt::Write as _;
@@ -79,17 +80,27 @@ impl Counters {
     }
 }
 
-/// A scrape of the expression-cache metrics.
+/// A scrape of the router's metrics: the expression cache's (stargate's
+/// two series) and the router's own counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Metrics {
     /// Non-zero counters, in algorithm then outcome order.
     pub expressions: Vec<(Algorithm, CacheOutcome, u64)>,
     /// Targets with a cache entry after the scrape's maintenance.
     pub entries: u64,
+    /// Targets holding state after the scrape's maintenance.
+    pub targets: u64,
+    /// Targets, routings, waits, rejections and health events.
+    pub counters: CounterSnapshot,
 }
 
 impl Metrics {
-    pub(crate) fn collect(counters: &Counters, entries: u64) -> Self {
+    pub(crate) fn collect(
+        counters: &Counters,
+        entries: u64,
+        targets: u64,
+        events: CounterSnapshot,
+    ) -> Self {
         let expressions = Algorithm::ALL
             .iter()
             .flat_map(|&a| CacheOutcome::ALL.iter().map(move |&o| (a, o)))
@@ -99,6 +110,8 @@ impl Metrics {
         Metrics {
             expressions,
             entries,
+            targets,
+            counters: events,
         }
     }
 

@@ -20,16 +20,22 @@ mod admission;
 mod arena;
 mod cache;
 mod clock;
+mod counters;
 #[cfg(feature = "tokio")]
 mod driver;
 mod engine;
 mod exclusions;
 pub mod headers;
+mod health;
 #[cfg(feature = "http")]
 mod http_response;
 mod metrics;
+mod model_views;
 mod options;
+#[cfg(feature = "metrics")]
+mod prometheus;
 mod rejection;
+mod reload;
 mod request;
 mod runtime;
 mod shared_view;
@@ -41,19 +47,25 @@ mod wait;
 
 pub use admission::{check_affinity_key, check_input_work, input_work, InputWork};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use counters::{CounterSnapshot, Event, WaitHistogram, WAIT_BUCKETS};
 #[cfg(feature = "tokio")]
 pub use driver::{Driver, Routed, Routing};
 pub use engine::Engine;
 pub use exclusions::{Exclusions, INLINE_EXCLUDED};
 pub use headers::RequestHeaders;
+pub use health::{BackendState, HealthOptions, STALE_HEARTBEATS};
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
+pub use model_views::ModelViews;
 pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
+#[cfg(feature = "metrics")]
+pub use prometheus::{names as metric_names, RouterCollector};
 pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
+pub use reload::Reloaded;
 pub use request::{is_expression, PendingResolution, Resolved, RouteRequest, Source};
 pub use runtime::Router;
 pub use shared_view::{Reservation, SharedView, ViewRead};
 pub use stats::BackendStats;
-pub use view::{CandidateView, ReportError, ReservationId};
+pub use view::{BackendRates, CandidateView, ReportError, ReservationId};
 pub use wait::{SleepKind, Step, WaitLoop, RECHECK_PERIOD, RETRY_SLEEP_MS, WAIT_CAP};
 
 #[cfg(doctest)]

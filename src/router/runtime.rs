@@ -4,6 +4,7 @@
 //! balancer instance per (target, definition).
 
 use super::arena::{Handle, Targets};
+use super::counters::{Event, RouterCounters};
 use super::engine::Engine;
 use super::metrics::{CacheOutcome, Counters};
 use super::options::RouterOptions;
@@ -17,6 +18,7 @@ use super::state::{nanos, Instance, TargetState};
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;
 use crate::ir::{Algorithm, Definition, RouteTable};
+use arc_swap::ArcSwap;
 use rand::RngCore;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,10 +27,13 @@ use std::time::Duration;
 /// A router: a route table at run time. `Send + Sync`; share it by
 /// reference or `Arc` between request threads.
 pub struct Router<B: Engine = Balancer> {
-    pub(super) table: RouteTable,
+    /// Replaced whole by [`Router::reload`] (reload.rs).
+    pub(super) table: ArcSwap<RouteTable>,
     pub(super) options: RouterOptions,
     pub(super) targets: Targets<B>,
     pub(super) counters: Counters,
+    /// Targets, routings, waits, rejections, health (counters.rs).
+    pub(super) events: RouterCounters,
     /// Targets holding a cache entry (the gauge).
     pub(super) entries: AtomicU64,
     /// `options.idle_timeout` in nanoseconds, for the hit path.
@@ -46,17 +51,20 @@ impl Router<Balancer> {
 impl<B: Engine> Router<B> {
     pub fn with_options(table: RouteTable, options: RouterOptions) -> Self {
         Router {
-            table,
+            table: ArcSwap::from_pointee(table),
             targets: Targets::new(options.cache_capacity),
             idle_ns: nanos(options.idle_timeout),
             options,
             counters: Counters::default(),
+            events: RouterCounters::default(),
             entries: AtomicU64::new(0),
         }
     }
 
-    pub fn table(&self) -> &RouteTable {
-        &self.table
+    /// The route table in force (a reload replaces it; this one stays
+    /// valid for as long as the caller holds it).
+    pub fn table(&self) -> Arc<RouteTable> {
+        self.table.load_full()
     }
 
     /// Resolution, then one decision. On the warm path the decision runs
@@ -133,8 +141,9 @@ impl<B: Engine> Router<B> {
             return None;
         }
         let now = nanos(self.options.clock.now_coarse());
+        let table = self.table.load();
         let (definition, source) = match method {
-            None => (self.table.configured(model), Source::Configured),
+            None => (table.configured(model), Source::Configured),
             // Only values with parameters are cached, so a byte match is an
             // expression hit without scanning the value first.
             Some(value) => match slot.entry.as_ref().and_then(|e| e.find(value)) {
@@ -149,7 +158,7 @@ impl<B: Engine> Router<B> {
                     return Some(f(instance, hit));
                 }
                 None if is_expression(value, self.options.call_form) => return None,
-                None => (self.resolve_method(model, value).ok()?, Source::Method),
+                None => (resolve_method(&table, model, value).ok()?, Source::Method),
             },
         };
         let instance = slot.instance(definition)?;
@@ -168,8 +177,9 @@ impl<B: Engine> Router<B> {
         clusters: &[ClusterSnapshot],
     ) -> Rejection {
         let model = request.model;
+        let table = self.table.load();
         let definition = match method {
-            None => Ok(self.table.configured(model).clone()),
+            None => Ok(table.configured(model).clone()),
             Some(value) if is_expression(value, self.options.call_form) => {
                 let cached = self.existing_target(model, routing_key).and_then(|(h, t)| {
                     let slot = t.read();
@@ -184,13 +194,13 @@ impl<B: Engine> Router<B> {
                     None => header_text(value)
                         .ok_or_else(|| unknown_method(value))
                         .and_then(|text| {
-                            (self.options.compiler)(&self.table, model, text)
+                            (self.options.compiler)(&table, model, text)
                                 .map(Arc::new)
                                 .map_err(|d| Rejection::from_diagnostic(&d))
                         }),
                 }
             }
-            Some(value) => self.resolve_method(model, value).cloned(),
+            Some(value) => resolve_method(&table, model, value).cloned(),
         };
         match definition {
             Ok(definition) => reject_without_candidates(&definition.policy, request, clusters),
@@ -209,8 +219,9 @@ impl<B: Engine> Router<B> {
         method: Option<&[u8]>,
     ) -> Result<PendingResolution<B>, Rejection> {
         let routing_key = non_blank(routing_key);
+        let table = self.table.load();
         let (definition, source) = match method {
-            None => (self.table.configured(model).clone(), Source::Configured),
+            None => (table.configured(model).clone(), Source::Configured),
             Some(value) if is_expression(value, self.options.call_form) => {
                 let target = self.target(model, routing_key);
                 let (definition, outcome) = self
@@ -224,9 +235,8 @@ impl<B: Engine> Router<B> {
                 });
             }
             Some(value) => {
-                let definition = self
-                    .resolve_method(model, value)
-                    .inspect_err(log_rejected_header)?;
+                let definition =
+                    resolve_method(&table, model, value).inspect_err(log_rejected_header)?;
                 (definition.clone(), Source::Method)
             }
         };
@@ -268,6 +278,7 @@ impl<B: Engine> Router<B> {
             engine: Arc::new(B::build(&definition.policy)),
             definition,
         });
+        self.events.count(Event::InstanceBuilt);
         let mut slot = target.write();
         let pair = match slot.instance(&built.definition) {
             Some(existing) => existing.clone(),
@@ -293,6 +304,7 @@ impl<B: Engine> Router<B> {
     /// A one-off instance for a target that went away meanwhile.
     fn one_off(&self, definition: Arc<Definition>, source: Source) -> Resolved<B> {
         let engine = Arc::new(B::build(&definition.policy));
+        self.events.count(Event::InstanceBuilt);
         Resolved::new(definition, engine, source)
     }
 
@@ -302,27 +314,17 @@ impl<B: Engine> Router<B> {
         let claimed = self
             .targets
             .get_or_claim(model, routing_key, self.options.clock.now());
+        if claimed.created {
+            self.events.count(Event::TargetCreated);
+        }
+        if claimed.evicted_target {
+            self.events.count(Event::TargetEvicted);
+        }
         if claimed.evicted_entry {
             self.entries.fetch_sub(1, Ordering::Relaxed);
+            self.events.count(Event::ExpressionEvicted);
         }
         claimed.handle
-    }
-
-    /// A method-only value (4.4).
-    fn resolve_method(&self, model: &str, value: &[u8]) -> Result<&Arc<Definition>, Rejection> {
-        let algorithm = header_text(value)
-            .and_then(Algorithm::from_header_name)
-            .map(|(a, _)| a)
-            .ok_or_else(|| unknown_method(value))?;
-        self.table
-            .resolve(model, algorithm)
-            .map(|r| r.definition)
-            .ok_or_else(|| {
-                Rejection::new(
-                    RejectionCode::Expression(Code::Unavailable),
-                    format!("routing method {algorithm} is not configured for this model"),
-                )
-            })
     }
 
     /// Starts a new target generation (for example when the target's
@@ -348,6 +350,13 @@ impl<B: Engine> Router<B> {
         if self.targets.release_if(handle, |_, _| true) == Some(true) {
             self.entries.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+
+    /// Counts a rejection the front end made before routing (a malformed
+    /// header: `RequestHeaders::parse`'s 400), so the rejections metric
+    /// covers every answer with a stargate code. Routings count their own.
+    pub fn record_rejection(&self, rejection: &Rejection) {
+        self.events.rejected_before_routing(rejection.code);
     }
 
     /// How many targets hold state now.
@@ -427,6 +436,27 @@ fn log_rejected_header(rejection: &Rejection) {
         rejection.code,
         rejection.message
     );
+}
+
+/// A method-only value (4.4).
+fn resolve_method<'t>(
+    table: &'t RouteTable,
+    model: &str,
+    value: &[u8],
+) -> Result<&'t Arc<Definition>, Rejection> {
+    let algorithm = header_text(value)
+        .and_then(Algorithm::from_header_name)
+        .map(|(a, _)| a)
+        .ok_or_else(|| unknown_method(value))?;
+    table
+        .resolve(model, algorithm)
+        .map(|r| r.definition)
+        .ok_or_else(|| {
+            Rejection::new(
+                RejectionCode::Expression(Code::Unavailable),
+                format!("routing method {algorithm} is not configured for this model"),
+            )
+        })
 }
 
 pub(super) fn unknown_method(value: &[u8]) -> Rejection {

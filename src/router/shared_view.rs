@@ -2,13 +2,21 @@
 //! a reader-writer lock, reservations as guards that release on drop, and
 //! a change signal that wakes waiting requests (with feature `tokio`).
 
+use super::health::FailureOutcome;
 use super::stats::BackendStats;
-use super::view::{CandidateView, ReportError, ReservationId};
+use super::view::{BackendRates, CandidateView, ReportError, ReservationId};
+use crate::ir::Algorithm;
 use std::ops::Deref;
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A shareable candidate view: clone it (an `Arc`) into every request
-/// task and into the code that receives stats reports.
+/// task and into the code that receives stats reports. `Default` is an
+/// empty view with the default [`super::HealthOptions`] (a model no backend
+/// serves routes over one: 404 `no_eligible_candidates`).
+///
+/// Its operations wake waiting requests only when they changed the view:
+/// a re-registration with the same rates, an RTT equal to the last one or
+/// a drain of a draining backend wakes nobody and takes only the read lock.
 #[derive(Clone, Debug, Default)]
 pub struct SharedView {
     inner: Arc<Inner>,
@@ -54,15 +62,107 @@ impl SharedView {
         )
     }
 
-    /// Any other change (membership, RTTs). Wakes waiting requests.
-    pub fn update<R>(&self, f: impl FnOnce(&mut CandidateView) -> R) -> R {
-        let result = f(&mut self
-            .inner
+    fn write(&self) -> RwLockWriteGuard<'_, CandidateView> {
+        self.inner
             .view
             .write()
-            .unwrap_or_else(PoisonError::into_inner));
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Any other change, as a closure over the view. Wakes waiting
+    /// requests whatever `f` did; prefer the operations below, which wake
+    /// them only on a change.
+    pub fn update<R>(&self, f: impl FnOnce(&mut CandidateView) -> R) -> R {
+        let result = f(&mut self.write());
         self.changed();
         result
+    }
+
+    /// Registers a backend (and its cluster) if new, with its rates
+    /// ([`CandidateView::register_backend`]); an existing backend
+    /// registered with the same rates changes nothing, under the read lock
+    /// only. Returns whether the view changed.
+    pub fn ensure_backend(
+        &self,
+        cluster: &str,
+        backend: &str,
+        rates: BackendRates,
+    ) -> Result<bool, ReportError> {
+        {
+            let view = self.read();
+            let known = view
+                .position(cluster)
+                .and_then(|c| Some((c, view.backend_position(c, backend)?)))
+                .and_then(|(c, b)| view.registered_rates(c, b));
+            if known == Some(rates) {
+                return Ok(false);
+            }
+        }
+        let result = self.write().register_backend(cluster, backend, rates);
+        if result
+            .as_ref()
+            .map_or_else(ReportError::applied, |changed| *changed)
+        {
+            self.changed();
+        }
+        result
+    }
+
+    /// The health-check RTT of a backend ([`CandidateView::set_rtt`]).
+    /// Returns whether it changed (an equal value takes the read lock only).
+    pub fn set_rtt(&self, cluster: &str, backend: &str, rtt_ms: f64) -> Result<bool, ReportError> {
+        {
+            let view = self.read();
+            let (c, b) = view.locate(cluster, backend)?;
+            if view.rtt_of(c, b) == Some(rtt_ms) {
+                return Ok(false);
+            }
+        }
+        self.write().set_rtt(cluster, backend, rtt_ms)?;
+        self.changed();
+        Ok(true)
+    }
+
+    /// Starts or ends draining a backend ([`CandidateView::set_draining`]).
+    pub fn set_draining(
+        &self,
+        cluster: &str,
+        backend: &str,
+        draining: bool,
+    ) -> Result<bool, ReportError> {
+        let changed = self.write().set_draining(cluster, backend, draining)?;
+        if changed {
+            self.changed();
+        }
+        Ok(changed)
+    }
+
+    /// Unregisters a backend ([`CandidateView::remove_backend`]: its
+    /// pending reservations go; a cluster left without backends goes and
+    /// later clusters move up). Returns whether it was registered.
+    pub fn remove_backend(&self, cluster: &str, backend: &str) -> bool {
+        if self.read().locate(cluster, backend).is_err() {
+            return false;
+        }
+        let removed = self.write().remove_backend(cluster, backend);
+        if removed {
+            self.changed();
+        }
+        removed
+    }
+
+    /// Applies what time did to health ([`CandidateView::maintain`]) if a
+    /// deadline has passed; wakes waiting requests on a change. The driver
+    /// calls it before each decision; cheap when nothing is due.
+    pub fn maintain(&self) -> bool {
+        if !self.read().health_due() {
+            return false;
+        }
+        let changed = self.write().maintain();
+        if changed {
+            self.changed();
+        }
+        changed
     }
 
     /// A stats report (see [`CandidateView::report`]). Wakes waiting
@@ -113,13 +213,22 @@ impl SharedView {
         &self,
         pick: impl FnOnce(&CandidateView) -> Option<(usize, usize, u32, u64)>,
     ) -> Option<(Reservation, Arc<str>, Arc<str>)> {
-        let mut view = self
-            .inner
-            .view
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        self.reserve_decided(pick, None)
+    }
+
+    /// [`SharedView::reserve_with`], counting the decision (algorithm,
+    /// rank depth) on the chosen cluster.
+    pub(crate) fn reserve_decided(
+        &self,
+        pick: impl FnOnce(&CandidateView) -> Option<(usize, usize, u32, u64)>,
+        decision: Option<(Algorithm, u32)>,
+    ) -> Option<(Reservation, Arc<str>, Arc<str>)> {
+        let mut view = self.write();
         let (c, b, priority, tokens) = pick(&view)?;
         let id = view.reserve(c, b, priority, tokens)?;
+        if let Some((algorithm, depth)) = decision {
+            view.count_decision(c, algorithm, depth);
+        }
         let cluster = view.cluster_id(c)?.clone();
         let backend = view.backend_id(c, b)?.clone();
         let reservation = Reservation {
@@ -130,14 +239,37 @@ impl SharedView {
     }
 
     fn release(&self, id: ReservationId) {
-        let released = self
-            .inner
-            .view
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .release(id);
+        let released = self.write().release(id);
         if released {
             self.changed();
+        }
+    }
+
+    /// The reserved send failed: releases the reservation and counts the
+    /// failure against its backend (which may eject it).
+    fn fail(&self, id: ReservationId) -> FailureOutcome {
+        let mut view = self.write();
+        let at = view.locate_reservation(id);
+        view.release(id);
+        let outcome = match at {
+            Some((c, b)) => view.record_failure(c, b),
+            None => FailureOutcome::Counted,
+        };
+        drop(view);
+        self.changed();
+        outcome
+    }
+
+    /// The reserved send succeeded: forgets the backend's failures (a
+    /// write only when it had some).
+    fn succeed(&self, id: ReservationId) {
+        let at = {
+            let view = self.read();
+            view.locate_reservation(id)
+                .filter(|&(c, b)| view.has_failures(c, b))
+        };
+        if let Some((c, b)) = at {
+            self.write().record_success(c, b);
         }
     }
 
@@ -173,9 +305,22 @@ impl Reservation {
     }
 
     /// The backend has the request: its next report counts it, and clears
-    /// the reservation.
+    /// the reservation. Also a success for its backend's health (its
+    /// consecutive failures start again).
     pub fn keep(mut self) {
-        self.view = None;
+        if let Some(view) = self.view.take() {
+            view.succeed(self.id);
+        }
+    }
+
+    /// The send failed: releases the reservation and counts a failure of
+    /// its backend (consecutive failures eject it: docs/embedding.md,
+    /// "Backend health").
+    pub(crate) fn fail(mut self) -> FailureOutcome {
+        match self.view.take() {
+            Some(view) => view.fail(self.id),
+            None => FailureOutcome::Counted,
+        }
     }
 }
 

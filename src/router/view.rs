@@ -15,8 +15,10 @@
 //! This type is single-owner (`&mut self`), as the simulator drives it;
 //! [`super::SharedView`] wraps it for request threads.
 
+use super::health::{BackendHealth, ViewHealth};
 use super::stats::BackendStats;
 use crate::balancer::{ClusterSnapshot, Membership};
+use crate::ir::Algorithm;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -78,6 +80,8 @@ pub struct ReservationId {
     cluster: u32,
     backend: u32,
     seq: u64,
+    /// The membership epoch it was made in.
+    epoch: u64,
 }
 
 impl ReservationId {
@@ -93,25 +97,29 @@ impl ReservationId {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Pending {
+pub(super) struct Pending {
     seq: u64,
     priority: u32,
     tokens: u64,
 }
 
 #[derive(Debug)]
-struct Backend {
-    id: Arc<str>,
-    reported: bool,
-    /// Sticky: the last valid mean rate, 0 before any.
+pub(super) struct Backend {
+    pub(super) id: Arc<str>,
+    pub(super) reported: bool,
+    /// Sticky: the last valid measured mean rate, 0 before any.
     tps: f64,
     /// Valid peak rate of the last report.
     max_tps: Option<f64>,
+    /// The rates it registered with: stand-ins until measured ones arrive.
+    registered: BackendRates,
     queue_size: u64,
     queued_input: u64,
     total_input: u64,
     rtt_ms: Option<f64>,
-    pending: Vec<Pending>,
+    pub(super) pending: Vec<Pending>,
+    /// Eligibility across requests (health.rs).
+    pub(super) health: BackendHealth,
 }
 
 impl Backend {
@@ -121,11 +129,65 @@ impl Backend {
             reported: false,
             tps: 0.0,
             max_tps: None,
+            registered: BackendRates::default(),
             queue_size: 0,
             queued_input: 0,
             total_input: 0,
             rtt_ms: None,
             pending: Vec::new(),
+            health: BackendHealth::default(),
+        }
+    }
+}
+
+impl Backend {
+    /// Whether its rates count in the cluster's aggregate: from its first
+    /// report, or from a registration with a rate.
+    fn counts(&self) -> bool {
+        self.reported
+            || self.registered.input_tps.is_some()
+            || self.registered.max_input_tps.is_some()
+    }
+
+    /// The measured mean rate, else the registered one, else 0.
+    fn mean_tps(&self) -> f64 {
+        if self.tps > 0.0 {
+            self.tps
+        } else {
+            self.registered.input_tps.unwrap_or(0.0)
+        }
+    }
+
+    /// The last report's peak, else the registered one.
+    fn peak_tps(&self) -> Option<f64> {
+        self.max_tps.or(self.registered.max_input_tps)
+    }
+}
+
+/// The rates a backend registers with before it has served anything (a
+/// benchmarked or calibrated prefill rate, as stargate's backends register
+/// with one): what the view uses until reports carry measured ones.
+///
+/// A report without a valid mean rate (an idle engine reports 0) keeps the
+/// last measured one, else this `input_tps`; a report without a peak uses
+/// this `max_input_tps`. So a fleet registered with rates is routable from
+/// its first request, and a peak that is only ever registered, never
+/// reported, pins the Pulsar weight (`rendezvous_weight` =
+/// `max_input_tps`, the default) whatever the load: keys do not move.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BackendRates {
+    /// Mean prefill rate, input tokens per second.
+    pub input_tps: Option<f64>,
+    /// Peak prefill rate, input tokens per second (Pulsar's default weight).
+    pub max_input_tps: Option<f64>,
+}
+
+impl BackendRates {
+    /// Both rates the same: a benchmarked prefill rate.
+    pub fn pinned(tps: f64) -> Self {
+        BackendRates {
+            input_tps: Some(tps),
+            max_input_tps: Some(tps),
         }
     }
 }
@@ -143,22 +205,26 @@ struct Scoped {
 }
 
 #[derive(Debug)]
-struct Cluster {
-    id: Arc<str>,
-    backends: Vec<Backend>,
+pub(super) struct Cluster {
+    pub(super) id: Arc<str>,
+    pub(super) backends: Vec<Backend>,
     scoped: Scoped,
+    /// Routed decisions by rank depth (index depth - 1), then algorithm.
+    pub(super) decisions: Vec<[u64; Algorithm::ALL.len()]>,
 }
 
 /// A router's candidate view. See the module documentation.
 #[derive(Debug)]
 pub struct CandidateView {
-    clusters: Vec<Cluster>,
+    pub(super) clusters: Vec<Cluster>,
     snapshots: Vec<ClusterSnapshot>,
     index: HashMap<Box<str>, usize>,
     next_seq: u64,
     membership: u64,
     /// Names the snapshots' ids; fresh at every membership change.
     ids: Membership,
+    /// Expiry, ejection and draining settings and state (health.rs).
+    pub(super) health: ViewHealth,
 }
 
 impl Default for CandidateView {
@@ -170,6 +236,7 @@ impl Default for CandidateView {
             next_seq: 0,
             membership: 0,
             ids: Membership::fresh(),
+            health: ViewHealth::default(),
         }
     }
 }
@@ -201,10 +268,66 @@ impl CandidateView {
         self.ids
     }
 
-    /// Registers a backend, and its cluster if new (appended last). Its
-    /// statistics count from its first report. Returns the cluster's
-    /// position; registering an existing backend changes nothing.
+    /// Registers a backend, and its cluster if new (appended last), without
+    /// rates: its statistics count from its first report. Returns the
+    /// cluster's position; registering an existing backend changes nothing.
+    ///
+    /// Backend ids are scoped by cluster: the pair (cluster id, backend id)
+    /// names a backend, and the same backend id in two clusters is two
+    /// backends. Every operation on a backend takes both.
     pub fn add_backend(&mut self, cluster: &str, backend: &str) -> usize {
+        self.ensure(cluster, backend).0
+    }
+
+    /// Registers a backend with the rates it knows before serving
+    /// ([`BackendRates`]), or updates the rates of a registered one. A
+    /// backend registered with a rate counts from now (its load is 0 until
+    /// its first report). Returns whether the view changed. A NaN,
+    /// infinite, zero or negative rate is refused as
+    /// [`ReportError::InvalidValue`] and treated as not given (the rest
+    /// applies).
+    pub fn register_backend(
+        &mut self,
+        cluster: &str,
+        backend: &str,
+        rates: BackendRates,
+    ) -> Result<bool, ReportError> {
+        let (c, added) = self.ensure(cluster, backend);
+        let b = self
+            .backend_position(c, backend)
+            .expect("ensured just above");
+        let mut invalid = None;
+        let mut valid = |field: &'static str, value: Option<f64>| match value {
+            Some(v) if !(v.is_finite() && v > 0.0) => {
+                invalid = invalid.or(Some((field, v)));
+                None
+            }
+            v => v,
+        };
+        let rates = BackendRates {
+            input_tps: valid("input_tps", rates.input_tps),
+            max_input_tps: valid("max_input_tps", rates.max_input_tps),
+        };
+        let slot = &mut self.clusters[c].backends[b].registered;
+        let changed = *slot != rates;
+        if changed {
+            *slot = rates;
+            self.refresh(c);
+        }
+        match invalid {
+            None => Ok(added || changed),
+            Some((field, value)) => Err(self.invalid(c, b, field, value)),
+        }
+    }
+
+    /// The rates a backend registered with.
+    pub fn registered_rates(&self, cluster: usize, backend: usize) -> Option<BackendRates> {
+        let c = self.clusters.get(cluster)?;
+        c.backends.get(backend).map(|b| b.registered)
+    }
+
+    /// The cluster's position, and whether the backend was new.
+    fn ensure(&mut self, cluster: &str, backend: &str) -> (usize, bool) {
         let c = match self.position(cluster) {
             Some(c) => c,
             None => {
@@ -213,6 +336,7 @@ impl CandidateView {
                     id: cluster.into(),
                     backends: Vec::new(),
                     scoped: Scoped::default(),
+                    decisions: Vec::new(),
                 });
                 self.snapshots.push(ClusterSnapshot::new(cluster));
                 self.index.insert(cluster.into(), c);
@@ -222,11 +346,52 @@ impl CandidateView {
             }
         };
         let backends = &mut self.clusters[c].backends;
-        if !backends.iter().any(|b| *b.id == *backend) {
-            backends.push(Backend::new(backend));
-            self.refresh(c);
+        if backends.iter().any(|b| *b.id == *backend) {
+            return (c, false);
         }
-        c
+        let mut added = Backend::new(backend);
+        // The registration is its first sign of life (stats expiry).
+        added.health.reported_at(self.health.now_ns());
+        backends.push(added);
+        self.refresh(c);
+        self.health_changed();
+        (c, true)
+    }
+
+    /// Counts a routed decision of `algorithm` at `rank_depth` on the
+    /// cluster at `cluster` (the decisions metric). Depths past the view's
+    /// cluster count (not produced by the balancers) are not counted.
+    pub(crate) fn count_decision(&mut self, cluster: usize, algorithm: Algorithm, rank_depth: u32) {
+        let limit = self.clusters.len();
+        let Some(c) = self.clusters.get_mut(cluster) else {
+            return;
+        };
+        let depth = rank_depth.max(1) as usize;
+        if depth > limit {
+            return;
+        }
+        if c.decisions.len() < depth {
+            c.decisions.resize(depth, [0; Algorithm::ALL.len()]);
+        }
+        let n = &mut c.decisions[depth - 1][algorithm as usize];
+        *n = n.saturating_add(1);
+    }
+
+    /// Routed decisions counted on the cluster at `cluster`: (rank depth,
+    /// algorithm, count), non-zero ones, by depth then algorithm.
+    pub fn decisions(&self, cluster: usize) -> Vec<(u32, Algorithm, u64)> {
+        let Some(c) = self.clusters.get(cluster) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (d, row) in c.decisions.iter().enumerate() {
+            for (a, &n) in Algorithm::ALL.iter().zip(row) {
+                if n > 0 {
+                    out.push((u32::try_from(d + 1).unwrap_or(u32::MAX), *a, n));
+                }
+            }
+        }
+        out
     }
 
     /// Unregisters a backend (its reservations go with it); a cluster
@@ -246,6 +411,7 @@ impl CandidateView {
         } else {
             self.refresh(c);
         }
+        self.health_changed();
         true
     }
 
@@ -263,6 +429,7 @@ impl CandidateView {
         }
         self.membership += 1;
         self.ids = Membership::fresh();
+        self.health_changed();
         true
     }
 
@@ -311,11 +478,12 @@ impl CandidateView {
 
     /// The backend of `cluster` to send a request to: the one with the
     /// fewest pending reservations, the first registered on a tie, among
-    /// those `usable` accepts (by position in the cluster).
+    /// the eligible ones (not stale, ejected or draining: health.rs) that
+    /// `usable` accepts (by position in the cluster).
     pub fn pick_backend(&self, cluster: usize, usable: impl Fn(usize) -> bool) -> Option<usize> {
         let c = self.clusters.get(cluster)?;
         (0..c.backends.len())
-            .filter(|&b| usable(b))
+            .filter(|&b| c.backends[b].health.eligible() && usable(b))
             .min_by_key(|&b| c.backends[b].pending.len())
     }
 
@@ -365,6 +533,8 @@ impl CandidateView {
             None => None,
         };
         b.reported = true;
+        let now = self.health.now_ns();
+        let revived = b.health.reported_at(now);
         b.queue_size = stats.queue_size;
         b.queued_input = stats.queued_input_size;
         b.total_input = stats.total_query_input_size;
@@ -388,10 +558,32 @@ impl CandidateView {
             same
         });
         self.refresh(cluster);
+        if revived {
+            self.health_changed();
+        }
         match invalid {
             None => Ok(()),
             Some((field, value)) => Err(self.invalid(cluster, backend, field, value)),
         }
+    }
+
+    /// The RTT last set for a backend, by positions.
+    pub fn rtt_of(&self, cluster: usize, backend: usize) -> Option<f64> {
+        self.clusters.get(cluster)?.backends.get(backend)?.rtt_ms
+    }
+
+    /// Where a pending reservation's backend is now (positions).
+    /// A reservation a report already cleared is at its positions, unless
+    /// membership changed since (then it is not found).
+    pub(crate) fn locate_reservation(&self, id: ReservationId) -> Option<(usize, usize)> {
+        let pending = self
+            .find(id.cluster(), id.backend(), id.seq)
+            .or_else(|| self.search(id.seq))
+            .map(|(c, b, _)| (c, b));
+        pending.or_else(|| {
+            (id.epoch == self.membership && self.backend_id(id.cluster(), id.backend()).is_some())
+                .then_some((id.cluster(), id.backend()))
+        })
     }
 
     /// The health-check RTT of one backend, in ms.
@@ -433,6 +625,7 @@ impl CandidateView {
             cluster: u32::try_from(cluster).ok()?,
             backend: u32::try_from(backend).ok()?,
             seq,
+            epoch: self.membership,
         })
     }
 
@@ -450,14 +643,14 @@ impl CandidateView {
         true
     }
 
-    fn find(&self, c: usize, b: usize, seq: u64) -> Option<(usize, usize, usize)> {
+    pub(super) fn find(&self, c: usize, b: usize, seq: u64) -> Option<(usize, usize, usize)> {
         let backend = self.clusters.get(c)?.backends.get(b)?;
         let i = backend.pending.iter().position(|p| p.seq == seq)?;
         Some((c, b, i))
     }
 
     /// After a membership change moved the backend: a scan.
-    fn search(&self, seq: u64) -> Option<(usize, usize, usize)> {
+    pub(super) fn search(&self, seq: u64) -> Option<(usize, usize, usize)> {
         self.clusters.iter().enumerate().find_map(|(c, cluster)| {
             cluster
                 .backends
@@ -470,7 +663,11 @@ impl CandidateView {
         })
     }
 
-    fn locate(&self, cluster: &str, backend: &str) -> Result<(usize, usize), ReportError> {
+    pub(super) fn locate(
+        &self,
+        cluster: &str,
+        backend: &str,
+    ) -> Result<(usize, usize), ReportError> {
         let c = self
             .position(cluster)
             .ok_or_else(|| ReportError::UnknownCluster(cluster.to_owned()))?;
@@ -483,7 +680,13 @@ impl CandidateView {
         Ok((c, b))
     }
 
-    fn invalid(&self, c: usize, b: usize, field: &'static str, value: f64) -> ReportError {
+    pub(super) fn invalid(
+        &self,
+        c: usize,
+        b: usize,
+        field: &'static str,
+        value: f64,
+    ) -> ReportError {
         ReportError::InvalidValue {
             cluster: self.snapshots[c].id.clone(),
             backend: self.clusters[c].backends[b].id.to_string(),
@@ -493,7 +696,7 @@ impl CandidateView {
     }
 
     /// Recomputes one snapshot from its backends (docs/stargate.md 1.3).
-    fn refresh(&mut self, cluster: usize) {
+    pub(super) fn refresh(&mut self, cluster: usize) {
         let (Some(c), Some(s)) = (self.clusters.get(cluster), self.snapshots.get_mut(cluster))
         else {
             return;
@@ -518,12 +721,12 @@ impl CandidateView {
             queue = queue.saturating_add(n);
             queued = queued.saturating_add(tokens);
             total = total.saturating_add(tokens);
-            if !b.reported {
+            if !(b.counts() && b.health.eligible()) {
                 continue;
             }
             any_reported = true;
-            tps += b.tps;
-            match b.max_tps {
+            tps += b.mean_tps();
+            match b.peak_tps() {
                 Some(m) => max_tps = Some(max_tps.map_or(m, |x: f64| x.max(m))),
                 None => all_peaks = false,
             }

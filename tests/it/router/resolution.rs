@@ -44,7 +44,7 @@ fn absent_header_uses_the_sets_configured_algorithm() {
     assert_eq!(r.source, Source::Configured);
     assert!(Arc::ptr_eq(
         r.definition(),
-        &h.router.table().models["m1"].definition
+        &h.router.table().models["m1"].definition.clone()
     ));
 }
 
@@ -72,7 +72,7 @@ fn model_entry_resolves_configured_then_model_then_top_level() {
     assert_eq!(r.source, Source::Method);
     assert!(Arc::ptr_eq(
         r.definition(),
-        &h.router.table().request_algorithms[&Algorithm::Pulsar]
+        &h.router.table().request_algorithms[&Algorithm::Pulsar].clone()
     ));
 }
 
