@@ -21,6 +21,8 @@
 mod backend;
 #[path = "../examples/proxy/client.rs"]
 mod client;
+// Each test binary uses a part of the front end (reloads, views).
+#[allow(dead_code)]
 #[path = "../examples/proxy/front.rs"]
 mod front;
 #[path = "../examples/proxy/heartbeat.rs"]

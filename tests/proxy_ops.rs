@@ -14,6 +14,8 @@ mod backend;
 mod client;
 #[path = "support/proxy_fleet.rs"]
 mod fleet;
+// Each test binary uses a part of the front end (reloads, views).
+#[allow(dead_code)]
 #[path = "../examples/proxy/front.rs"]
 mod front;
 #[path = "../examples/proxy/heartbeat.rs"]

@@ -20,11 +20,12 @@ use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use prometheus_client::registry::Registry;
 use routex::ir::RouteTable;
 use routex::router::{
-    headers, Driver, HealthOptions, ModelViews, RequestHeaders, Routed, Router, RouterCollector,
-    SharedView,
+    headers, Driver, HealthOptions, ModelViews, Reloaded, RequestHeaders, Routed, Router,
+    RouterCollector, SharedView,
 };
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use tokio::net::TcpListener;
 
@@ -59,6 +60,8 @@ struct Shared {
     client: HttpClient,
     /// What `/metrics` serves: the router's collector.
     registry: Registry,
+    /// Reloads refused (a configuration with errors: the old one stays).
+    refused: AtomicU64,
 }
 
 /// How the proxy judges backend health.
@@ -90,6 +93,7 @@ impl Proxy {
                 urls: RwLock::default(),
                 client: client::new(),
                 registry,
+                refused: AtomicU64::new(0),
             }),
         };
         let app = axum::Router::new()
@@ -99,6 +103,52 @@ impl Proxy {
             .with_state(proxy.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         Ok((proxy, addr))
+    }
+
+    /// Loads `path` and replaces the route table while requests run
+    /// (`Router::reload`: unchanged targets keep their state). A
+    /// configuration with errors is refused with its diagnostics and the
+    /// old one stays.
+    pub fn reload(&self, path: &str) -> Result<Reloaded, String> {
+        match routex::config::load_table_path(path) {
+            Ok((table, warnings)) => {
+                for line in warnings.to_string().lines() {
+                    eprintln!("warning: {line}");
+                }
+                Ok(self.shared.driver.router().reload(table))
+            }
+            Err(error) => {
+                self.shared.refused.fetch_add(1, Ordering::Relaxed);
+                Err(error.to_string())
+            }
+        }
+    }
+
+    /// Reloads refused so far (tests/proxy_reload.rs waits on it).
+    #[allow(dead_code)]
+    pub fn reloads_refused(&self) -> u64 {
+        self.shared.refused.load(Ordering::Relaxed)
+    }
+
+    /// Reloads `path` on every SIGHUP, as servers do.
+    pub fn reload_on_sighup(&self, path: String) -> std::io::Result<()> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hangups = signal(SignalKind::hangup())?;
+        let proxy = self.clone();
+        tokio::spawn(async move {
+            while hangups.recv().await.is_some() {
+                match proxy.reload(&path) {
+                    Ok(done) => eprintln!(
+                        "proxy: reloaded {path}; models changed: {:?}",
+                        done.changed_models
+                    ),
+                    Err(e) => {
+                        eprintln!("proxy: reload refused, the configuration in force stays:\n{e}")
+                    }
+                }
+            }
+        });
+        Ok(())
     }
 
     /// The candidate view of `model`, if a backend serves it.

@@ -6,7 +6,8 @@
 //! cargo run --example proxy --features tokio,http -- [--listen ADDR] [--config PATH] [--demo]
 //! ```
 //!
-//! Without `--demo` it serves until Ctrl-C; try
+//! Without `--demo` it serves until Ctrl-C, reloading `--config` on SIGHUP
+//! (a configuration with errors is refused and the old one stays); try
 //! `curl -si -XPOST localhost:8080/v1/completions -H 'x-request-id: 1'
 //! -H 'x-model: llama-3-70b' -H 'x-input-tokens: 100' -H 'x-cache-affinity-key: k'`.
 //! With `--demo` it sends a few requests itself, prints where they went,
@@ -67,7 +68,11 @@ async fn main() -> Result<(), String> {
     let options = front::ProxyOptions {
         health: routex::router::HealthOptions::for_heartbeat(Duration::from_millis(250)),
     };
-    let (_proxy, addr) = Proxy::spawn(table, args.listen, options).await?;
+    let (proxy, addr) = Proxy::spawn(table, args.listen, options).await?;
+    // `kill -HUP <pid>` reloads the configuration file.
+    proxy
+        .reload_on_sighup(args.config.clone())
+        .map_err(|e| e.to_string())?;
     let proxy_url = format!("http://{addr}");
     let mut backends = Vec::new();
     for cluster in ["us-east-a", "us-east-b", "us-west-a"] {

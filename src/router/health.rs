@@ -109,10 +109,12 @@ pub enum BackendState {
     Draining,
 }
 
-/// What a failed send did to its backend.
+/// What a failed send did to its backend ([`super::Reservation::fail`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FailureOutcome {
+pub enum FailureOutcome {
+    /// Counted towards the consecutive failures; no ejection (yet).
     Counted,
+    /// The backend was ejected.
     Ejected,
     /// The threshold was reached but the cluster's ejected share is full.
     Capped,
@@ -159,6 +161,7 @@ impl BackendHealth {
 }
 
 /// The view's health settings and derived state.
+#[derive(Default)]
 pub(super) struct ViewHealth {
     options: HealthOptions,
     /// Ids of clusters with no eligible backend.
@@ -166,16 +169,6 @@ pub(super) struct ViewHealth {
     /// The earliest clock reading (ns) at which a report goes stale or an
     /// ejection ends.
     next_event_ns: Option<u64>,
-}
-
-impl Default for ViewHealth {
-    fn default() -> Self {
-        ViewHealth {
-            options: HealthOptions::default(),
-            unavailable: Vec::new(),
-            next_event_ns: None,
-        }
-    }
 }
 
 impl fmt::Debug for ViewHealth {

@@ -53,7 +53,7 @@ pub use driver::{Driver, Routed, Routing};
 pub use engine::Engine;
 pub use exclusions::{Exclusions, INLINE_EXCLUDED};
 pub use headers::RequestHeaders;
-pub use health::{BackendState, HealthOptions, STALE_HEARTBEATS};
+pub use health::{BackendState, FailureOutcome, HealthOptions, STALE_HEARTBEATS};
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
 pub use model_views::ModelViews;
 pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};

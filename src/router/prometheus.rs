@@ -242,7 +242,9 @@ impl RouterCollector {
     /// Routed decisions per (model, algorithm, cluster, rank depth), from
     /// the views' tallies.
     fn decisions(&self, encoder: &mut DescriptorEncoder) -> fmt::Result {
-        let mut rows: Vec<(Arc<str>, String, Arc<str>, String, u64)> = Vec::new();
+        /// (model, algorithm, cluster, rank depth, count).
+        type Row = (Arc<str>, String, Arc<str>, String, u64);
+        let mut rows: Vec<Row> = Vec::new();
         for (model, view) in self.views.all() {
             let view = view.read();
             for c in 0..view.snapshots().len() {

@@ -141,9 +141,14 @@ impl<B: Engine> Router<B> {
             return None;
         }
         let now = nanos(self.options.clock.now_coarse());
-        let table = self.table.load();
+        // Loaded for configured and method-only values only: a cached
+        // expression (the hit below) never reads the table.
+        let table;
         let (definition, source) = match method {
-            None => (table.configured(model), Source::Configured),
+            None => {
+                table = self.table.load();
+                (table.configured(model), Source::Configured)
+            }
             // Only values with parameters are cached, so a byte match is an
             // expression hit without scanning the value first.
             Some(value) => match slot.entry.as_ref().and_then(|e| e.find(value)) {
@@ -158,7 +163,10 @@ impl<B: Engine> Router<B> {
                     return Some(f(instance, hit));
                 }
                 None if is_expression(value, self.options.call_form) => return None,
-                None => (resolve_method(&table, model, value).ok()?, Source::Method),
+                None => {
+                    table = self.table.load();
+                    (resolve_method(&table, model, value).ok()?, Source::Method)
+                }
             },
         };
         let instance = slot.instance(definition)?;

@@ -315,8 +315,9 @@ impl Reservation {
 
     /// The send failed: releases the reservation and counts a failure of
     /// its backend (consecutive failures eject it: docs/embedding.md,
-    /// "Backend health").
-    pub(crate) fn fail(mut self) -> FailureOutcome {
+    /// "Backend health"). The driver's `Routing::failed` calls it; a loop
+    /// of your own does too.
+    pub fn fail(mut self) -> FailureOutcome {
         match self.view.take() {
             Some(view) => view.fail(self.id),
             None => FailureOutcome::Counted,

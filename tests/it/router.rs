@@ -9,6 +9,7 @@ mod concurrency;
 #[cfg(feature = "tokio")]
 mod driver;
 mod headers;
+mod health;
 mod merge;
 mod properties;
 mod rejection;

@@ -72,8 +72,17 @@ impl Fleet {
     /// A proxy with `options` and these backends, registered in order (the
     /// view's candidate order).
     pub async fn start_with(configs: Vec<BackendConfig>, options: ProxyOptions) -> Fleet {
+        Fleet::start_table(table(), configs, options).await
+    }
+
+    /// [`Fleet::start_with`] over another route table.
+    pub async fn start_table(
+        table: routex::ir::RouteTable,
+        configs: Vec<BackendConfig>,
+        options: ProxyOptions,
+    ) -> Fleet {
         let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        let (proxy, addr) = Proxy::spawn(table(), addr, options).await.unwrap();
+        let (proxy, addr) = Proxy::spawn(table, addr, options).await.unwrap();
         let url = format!("http://{addr}");
         let mut backends = Vec::new();
         for config in configs {
