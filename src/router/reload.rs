@@ -121,11 +121,11 @@ impl<B: Engine> Router<B> {
                 } else {
                     defaults_changed
                 };
+            let before = slot.instances.len();
             if model_changed && slot.forget_entry() {
                 summary.expressions_dropped += 1;
                 self.entries.fetch_sub(1, Ordering::Relaxed);
             }
-            let before = slot.instances.len();
             let entry = slot.entry.take();
             slot.instances.retain(|i| {
                 live.iter().any(|d| Arc::ptr_eq(d, &i.definition))

@@ -13,6 +13,7 @@ mod health;
 mod merge;
 mod properties;
 mod rejection;
+mod reload;
 mod resolution;
 mod round_robin;
 mod support;

@@ -107,11 +107,15 @@ fn a_silent_backend_expires_without_moving_anything() {
     v.maintain();
     let unavailable: Vec<&str> = v.unavailable().iter().map(|c| &**c).collect();
     assert_eq!(unavailable, ["a", "b"]);
+    // Stale all along, its reservation still counted; its next report
+    // revives it (and, as any report, clears what it reserved).
+    assert_eq!(v.pending(0), 1, "the reservation survived");
+    assert_eq!(v.snapshots()[0].queued_input_size, 50);
     v.report("a", "a-2", &BackendStats::default()).unwrap();
     assert_eq!(v.backend_state(0, 1), Some(BackendState::Eligible));
     let unavailable: Vec<&str> = v.unavailable().iter().map(|c| &**c).collect();
     assert_eq!(unavailable, ["b"]);
-    assert!(v.release(id), "the reservation survived");
+    assert!(!v.release(id), "cleared by the report");
 }
 
 #[test]
@@ -162,13 +166,13 @@ fn failures_eject_for_a_growing_interval_up_to_the_cap() {
         shared.read().backend_state(0, 0),
         Some(BackendState::Ejected { until })
     );
-    // A success after it returns resets the multiplier.
+    // A success after it returns (at 55 s) resets the multiplier.
     clock.advance(Duration::from_secs(25));
     shared.maintain();
     shared.reserve(0, 0, 0, 1).unwrap().keep();
     fail(0);
     fail(0);
-    let until = Duration::from_secs(90);
+    let until = Duration::from_secs(65);
     assert_eq!(
         shared.read().backend_state(0, 0),
         Some(BackendState::Ejected { until })
