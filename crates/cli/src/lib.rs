@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bench;
 mod check;
 mod convert;
 pub mod decide;

@@ -64,8 +64,13 @@ impl ScenarioArgs {
 /// Arguments of `routex sim run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// Scenario JSON file; omitted = the built-in default scenario.
+    /// Scenario JSON file, or a stargate-bench YAML file (`.yaml`, `.yml`);
+    /// omitted = the built-in default scenario.
     pub scenario: Option<PathBuf>,
+    /// stargate-bench files only: replay this manifest's requests
+    /// (stargate-bench's `inspect-manifest` JSON) instead of drawing them.
+    #[arg(long)]
+    pub manifest: Option<PathBuf>,
     #[command(flatten)]
     pub options: ScenarioArgs,
     /// Writes summary.json, summary.csv, timeseries.csv and plot.svg here.
@@ -118,7 +123,7 @@ pub fn run(args: &SimArgs) -> i32 {
 }
 
 /// Diagnostics through the shared human renderer, on stderr.
-fn print_report(report: &Report) {
+pub fn print_report(report: &Report) {
     if report.diagnostics.is_empty() {
         return;
     }
@@ -163,6 +168,9 @@ pub fn prepare(
 }
 
 fn run_scenario(a: &RunArgs) -> i32 {
+    if let Some(path) = a.scenario.as_deref().filter(|p| crate::bench::is_bench(p)) {
+        return crate::bench::run(path, a);
+    }
     let prepared = match prepare(a.scenario.as_deref(), &a.options, WaitMode::Faithful) {
         Ok(p) => p,
         Err(code) => return code,

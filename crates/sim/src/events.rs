@@ -13,6 +13,10 @@ pub type ReqId = u32;
 pub enum Event {
     /// The next planned request arrives at its router.
     Arrive(ReqId),
+    /// Closed loop: a request that waited for room is sent now.
+    Send(ReqId),
+    /// The scenario's fault of this index happens now.
+    Fault(u32),
     RouteAttempt(ReqId),
     /// Fast mode: the end of a park (the wait is over or the max-wait
     /// deadline came); stale when `token` is not the request's current park.

@@ -24,6 +24,7 @@
 // The surface (docs/embedding.md, "Cargo features and the public
 // surface"): load a scenario, run its sweep, write and plot its outputs,
 // shard and merge, tune.
+pub mod bench;
 pub mod output;
 pub mod plot;
 pub mod scenario;
@@ -41,6 +42,8 @@ pub use park::WaitMode;
 pub mod calibrate;
 #[doc(hidden)]
 pub mod engine;
+#[doc(hidden)]
+pub mod fleet;
 #[doc(hidden)]
 pub mod pylon;
 #[doc(hidden)]

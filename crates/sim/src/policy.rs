@@ -86,6 +86,19 @@ impl PolicyKind {
         }
     }
 
+    /// Whether the policy reads the KV statistics (`consider_kv_free_tokens`).
+    pub fn reads_kv(&self) -> bool {
+        match self {
+            PolicyKind::Core(p) => match &p.settings {
+                Settings::Pulsar(s) => s.consider_kv_free_tokens,
+                Settings::PulsarWaitAndWiden(s) => s.consider_kv_free_tokens,
+                _ => false,
+            },
+            PolicyKind::Legacy { settings, .. } => settings.consider_kv_free_tokens,
+            PolicyKind::Baseline(_) => false,
+        }
+    }
+
     /// Whether the policy walks Pulsar bands (PWW or the legacy baseline).
     pub fn is_band_walk(&self) -> bool {
         match self {

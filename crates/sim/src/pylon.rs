@@ -55,6 +55,10 @@ pub struct StatsReport {
     pub slots: u64,
     /// The priority-0 queue estimate; `None` = empty map.
     pub queue_estimate_ms: Option<u64>,
+    /// The engine's KV capacity and use, when KV statistics are published
+    /// (0 and 0 = not published, docs/simulator-model.md A5).
+    pub kv_capacity: u64,
+    pub kv_used: u64,
 }
 
 impl StatsReport {
@@ -75,6 +79,9 @@ impl StatsReport {
                 .map(|ms| (0, ms))
                 .into_iter()
                 .collect(),
+            kv_cache_capacity_tokens: self.kv_capacity,
+            kv_cache_used_tokens: self.kv_used,
+            kv_cache_free_tokens: self.kv_capacity.saturating_sub(self.kv_used),
             ..BackendStats::default()
         }
     }
@@ -261,6 +268,8 @@ impl Pylon {
             } else {
                 None
             },
+            kv_capacity: 0,
+            kv_used: 0,
         }
     }
 

@@ -144,6 +144,7 @@ pub fn merge(
                     diagnostics: r.diagnostics,
                     series: r.series,
                     stats: RunStats::default(),
+                    detail: None,
                 },
                 wall_ms: 0.0,
             });

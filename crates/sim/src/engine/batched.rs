@@ -484,6 +484,18 @@ impl EngineModel for BatchedEngine {
         self.workers.iter().map(|w| w.cache.used).sum()
     }
 
+    fn evictions(&self) -> u64 {
+        BatchedEngine::evictions(self)
+    }
+
+    fn kv_capacity(&self) -> u64 {
+        self.capacity.saturating_mul(self.workers.len() as u64)
+    }
+
+    fn kv_used(&self) -> u64 {
+        self.workers.iter().map(|w| w.cache.used + w.reserved).sum()
+    }
+
     fn slots_in_use(&self) -> u32 {
         self.workers.iter().map(|w| w.running.len() as u32).sum()
     }

@@ -67,6 +67,10 @@ impl BlockLru {
         self.len == 0
     }
 
+    pub fn capacity_tokens(&self) -> u64 {
+        self.capacity.saturating_mul(self.block_tokens)
+    }
+
     pub fn used_tokens(&self) -> u64 {
         self.len * self.block_tokens
     }

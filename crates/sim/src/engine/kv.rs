@@ -17,6 +17,7 @@ pub struct KvLru {
     used: u64,
     clock: u64,
     entries: Vec<Entry>,
+    evictions: u64,
 }
 
 impl KvLru {
@@ -26,11 +27,21 @@ impl KvLru {
             used: 0,
             clock: 0,
             entries: Vec::new(),
+            evictions: 0,
         }
     }
 
     pub fn used_tokens(&self) -> u64 {
         self.used
+    }
+
+    pub fn capacity_tokens(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Entries evicted to make room so far.
+    pub fn evictions(&self) -> u64 {
+        self.evictions
     }
 
     pub fn len(&self) -> usize {
@@ -88,6 +99,7 @@ impl KvLru {
             };
             let e = self.entries.swap_remove(lru);
             self.used -= e.tokens;
+            self.evictions += 1;
         }
         let last_used = self.tick();
         self.entries.push(Entry {

@@ -17,6 +17,7 @@
 //!   admission by sequences and memory, a pinned per-key prefix cache.
 
 pub mod batched;
+pub mod bench_mock;
 pub mod blocks;
 pub mod kv;
 pub mod slots;
@@ -52,6 +53,10 @@ pub struct EngineParams {
     pub kv_capacity_tokens: u64,
     #[serde(default = "default_speed")]
     pub backend_speed: f64,
+    /// stargate-bench's mock backend (set by the stargate-bench reader,
+    /// never read from a scenario file): replaces every other field.
+    #[serde(skip)]
+    pub mock: Option<bench_mock::MockParams>,
     /// Engine v3's steps, workers and sequences (its preset when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batched: Option<batched::BatchedParams>,
@@ -76,6 +81,7 @@ impl EngineParams {
             decode_tps: [128.0, 200.0],
             kv_capacity_tokens: 400_000,
             backend_speed: 1.0,
+            mock: None,
             batched: None,
         }
     }
@@ -109,7 +115,10 @@ impl EngineParams {
                 let b = self.batched.clone().unwrap_or_default();
                 u64::from(b.num_gpu_workers) * u64::from(b.max_num_seqs)
             }
-            _ => u64::from(self.slots),
+            _ => match &self.mock {
+                Some(m) => u64::from(m.slots),
+                None => u64::from(self.slots),
+            },
         }
     }
 
@@ -204,6 +213,20 @@ pub trait EngineModel: std::fmt::Debug + Send {
     /// Tokens the prefix cache holds.
     fn cached_tokens(&self) -> u64;
 
+    /// KV tokens the engine can hold (the cache's capacity; engine v3:
+    /// every worker's memory).
+    fn kv_capacity(&self) -> u64;
+
+    /// KV tokens in use (the cache, and engine v3's reservations).
+    fn kv_used(&self) -> u64 {
+        self.cached_tokens()
+    }
+
+    /// Prefix-cache entries evicted so far.
+    fn evictions(&self) -> u64 {
+        0
+    }
+
     /// Requests holding a slot (a running sequence, for the batched engine).
     fn slots_in_use(&self) -> u32;
 
@@ -235,6 +258,9 @@ impl BlockPlan {
 
 /// An idle engine of the model `params.model` names.
 pub fn build(params: &EngineParams, blocks: &BlockPlan) -> Box<dyn EngineModel> {
+    if let Some(mock) = &params.mock {
+        return Box::new(bench_mock::mock_engine(mock));
+    }
     match params.model.as_str() {
         V2 => Box::new(slots::EngineV2::v2(params, blocks)),
         V3 => Box::new(batched::BatchedEngine::new(params)),

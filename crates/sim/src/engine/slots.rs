@@ -6,6 +6,10 @@
 //! their prefix cache, a [`PrefixCache`]: v1's per-key token LRU
 //! ([`KvLru`]) or v2's block LRU ([`BlockLru`]).
 //!
+//! The timings are a [`Timing`]: the scenario's engine parameters (v1 and
+//! v2: per-request jitter and decode rate drawn in the plan) or
+//! stargate-bench's mock backends ([`super::bench_mock`]).
+//!
 //! Timers: `tag` is the stage that ends ([`PREFILL_DONE`], [`FIRST_TOKEN`],
 //! [`COMPLETE`]) and `id` the request; a timer of a request that is no
 //! longer in that stage (cancelled) is stale and ignored.
@@ -29,6 +33,12 @@ pub trait PrefixCache: std::fmt::Debug + Send {
     /// Prefill is done: the request's prefix is cached.
     fn store(&mut self, job: &Job, blocks: &[u32]);
     fn used_tokens(&self) -> u64;
+    /// The capacity in tokens.
+    fn capacity_tokens(&self) -> u64;
+    /// Entries evicted so far (v1's keys; v2 counts none).
+    fn evictions(&self) -> u64 {
+        0
+    }
     fn log_events(&mut self) {}
     fn take_events(&mut self, _out: &mut Vec<KvEvent>) {}
 }
@@ -43,6 +53,12 @@ impl PrefixCache for KvLru {
     fn used_tokens(&self) -> u64 {
         KvLru::used_tokens(self)
     }
+    fn evictions(&self) -> u64 {
+        KvLru::evictions(self)
+    }
+    fn capacity_tokens(&self) -> u64 {
+        KvLru::capacity_tokens(self)
+    }
 }
 
 impl PrefixCache for BlockLru {
@@ -55,11 +71,36 @@ impl PrefixCache for BlockLru {
     fn used_tokens(&self) -> u64 {
         BlockLru::used_tokens(self)
     }
+    fn capacity_tokens(&self) -> u64 {
+        BlockLru::capacity_tokens(self)
+    }
     fn log_events(&mut self) {
         BlockLru::log_events(self);
     }
     fn take_events(&mut self, out: &mut Vec<KvEvent>) {
         BlockLru::take_events(self, out);
+    }
+}
+
+/// How long a slot engine's stages last.
+pub trait Timing: std::fmt::Debug + Send {
+    /// Prefill of `uncached` tokens.
+    fn prefill_us(&self, uncached: u64) -> Micros;
+    /// From prefill end to the first token.
+    fn settle_us(&self, job: &Job) -> Micros;
+    /// From the first token to the last.
+    fn decode_us(&self, job: &Job) -> Micros;
+}
+
+impl Timing for EngineParams {
+    fn prefill_us(&self, uncached: u64) -> Micros {
+        EngineParams::prefill_us(self, uncached)
+    }
+    fn settle_us(&self, job: &Job) -> Micros {
+        EngineParams::settle_us(self, job.jitter_ms)
+    }
+    fn decode_us(&self, job: &Job) -> Micros {
+        EngineParams::decode_us(self, job.output, job.decode_tps)
     }
 }
 
@@ -72,8 +113,8 @@ struct Running {
 
 /// Slots, wait queue and prefix cache of one backend.
 #[derive(Debug)]
-pub struct SlotEngine<C> {
-    params: EngineParams,
+pub struct SlotEngine<C, T = EngineParams> {
+    timing: T,
     slots: u32,
     fifo: VecDeque<Job>,
     /// At most `slots` requests: lookups scan it.
@@ -104,11 +145,18 @@ impl EngineV2 {
 
 impl<C: PrefixCache> SlotEngine<C> {
     fn with_cache(params: &EngineParams, blocks: &BlockPlan, cache: C) -> Self {
+        SlotEngine::new(params.clone(), params.slots, blocks, cache)
+    }
+}
+
+impl<C: PrefixCache, T: Timing> SlotEngine<C, T> {
+    /// An idle engine of `slots` slots.
+    pub fn new(timing: T, slots: u32, blocks: &BlockPlan, cache: C) -> Self {
         SlotEngine {
-            params: params.clone(),
-            slots: params.slots,
+            timing,
+            slots,
             fifo: VecDeque::new(),
-            running: Vec::with_capacity(params.slots.min(1_024) as usize),
+            running: Vec::with_capacity(slots.min(1_024) as usize),
             cache,
             blocks: blocks.clone(),
         }
@@ -122,7 +170,7 @@ impl<C: PrefixCache> SlotEngine<C> {
             stage: PREFILL_DONE,
         });
         out.push(Action::Started { id: job.id, reused });
-        let at = now + self.params.prefill_us(job.input - reused.min(job.input));
+        let at = now + self.timing.prefill_us(job.input - reused.min(job.input));
         out.push(schedule(at, job.id, PREFILL_DONE));
     }
 
@@ -142,7 +190,7 @@ fn schedule(at: Micros, id: ReqId, tag: u32) -> Action {
     }
 }
 
-impl<C: PrefixCache> EngineModel for SlotEngine<C> {
+impl<C: PrefixCache, T: Timing> EngineModel for SlotEngine<C, T> {
     fn accept(&mut self, now: Micros, job: Job, out: &mut Vec<Action>) {
         if self.running.len() < self.slots as usize {
             self.start(now, job, out);
@@ -164,12 +212,12 @@ impl<C: PrefixCache> EngineModel for SlotEngine<C> {
             PREFILL_DONE => {
                 self.cache.store(&job, self.blocks.of(job.blocks));
                 self.running[pos].stage = FIRST_TOKEN;
-                let at = now + self.params.settle_us(job.jitter_ms);
+                let at = now + self.timing.settle_us(&job);
                 out.push(schedule(at, job.id, FIRST_TOKEN));
             }
             FIRST_TOKEN => {
                 self.running[pos].stage = COMPLETE;
-                let at = now + self.params.decode_us(job.output, job.decode_tps);
+                let at = now + self.timing.decode_us(&job);
                 out.push(schedule(at, job.id, COMPLETE));
                 out.push(Action::FirstToken(job.id));
             }
@@ -203,6 +251,14 @@ impl<C: PrefixCache> EngineModel for SlotEngine<C> {
 
     fn cached_tokens(&self) -> u64 {
         self.cache.used_tokens()
+    }
+
+    fn evictions(&self) -> u64 {
+        self.cache.evictions()
+    }
+
+    fn kv_capacity(&self) -> u64 {
+        self.cache.capacity_tokens()
     }
 
     fn slots_in_use(&self) -> u32 {

@@ -17,6 +17,7 @@ mod stats;
 
 use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
+use super::fleet::{BackendProfile, Fault, FaultAction, RunDetail, Trigger};
 use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
 use super::park::{ParkingLot, WaitMode};
 use super::policy::PolicyKind;
@@ -60,6 +61,18 @@ pub struct SimSettings {
     pub measure_s: f64,
     /// Polling (faithful) or parking (fast) between decisions (A11).
     pub mode: WaitMode,
+    /// Per-backend engines and Pylons; empty: every backend has `engine`
+    /// and `pylon`.
+    pub profiles: Vec<BackendProfile>,
+    /// The client's in-flight cap (a closed loop); `None`: open loop.
+    pub max_in_flight: Option<u32>,
+    /// Changes of the fleet during the run.
+    pub faults: Vec<Fault>,
+    /// Keep a [`RunDetail`] (every request's log) in the result.
+    pub keep_detail: bool,
+    /// Pylons publish their engine's KV capacity and use (for
+    /// `consider_kv_free_tokens`); off, the KV fields are 0.
+    pub publish_kv: bool,
 }
 
 /// Counters of the run itself, for performance reports and invariants.
@@ -86,6 +99,8 @@ pub struct RunResult {
     pub diagnostics: RunDiagnostics,
     pub series: Vec<Bin>,
     pub stats: RunStats,
+    /// When `keep_detail` was set.
+    pub detail: Option<RunDetail>,
 }
 
 struct Sim<'a> {
@@ -121,6 +136,16 @@ struct Sim<'a> {
     woken: Vec<ReqId>,
     /// Per backend, when change-driven publishing is on.
     coalescers: Vec<Coalescer>,
+    /// Closed loop: requests sent and not resolved, and those waiting for
+    /// room in arrival order.
+    in_flight: u32,
+    backlog: VecDeque<ReqId>,
+    /// Per backend: removed (and when), and the end of a stats outage.
+    removed_at: Vec<Option<Micros>>,
+    removed_any: bool,
+    silent_until: Vec<Micros>,
+    /// The latest send (the measured window's end under a closed loop).
+    last_sent: Micros,
 }
 
 /// Runs one (policy, rate, seed).
@@ -151,17 +176,24 @@ impl<'a> Sim<'a> {
             block_ids: plan.block_ids,
             block_tokens: plan.block_tokens,
         };
-        let mut engines: Vec<Box<dyn EngineModel>> = topo
-            .backends
-            .iter()
-            .map(|_| engine::build(&s.engine, &blocks))
+        let profile = |b: usize| s.profiles.get(b);
+        let mut engines: Vec<Box<dyn EngineModel>> = (0..topo.backends.len())
+            .map(|b| engine::build(profile(b).map_or(&s.engine, |p| &p.engine), &blocks))
             .collect();
-        let pylons: Vec<Pylon> = topo
-            .backends
-            .iter()
-            .map(|_| Pylon::new(s.pylon.clone()))
+        let pylons: Vec<Pylon> = (0..topo.backends.len())
+            .map(|b| Pylon::new(profile(b).map_or(&s.pylon, |p| &p.pylon).clone()))
             .collect();
-        let idle: Vec<_> = pylons.iter().map(|p| Rc::new(p.report())).collect();
+        let idle: Vec<_> = pylons
+            .iter()
+            .zip(&engines)
+            .map(|(p, e)| {
+                let mut r = p.report();
+                if s.publish_kv {
+                    r.kv_capacity = e.kv_capacity();
+                }
+                Rc::new(r)
+            })
+            .collect();
         let ids: Vec<String> = topo.backends.iter().map(|b| b.id.clone()).collect();
         let views = (0..topo.routers.len())
             .map(|r| router_view(&ids, &topo.router_rtts(r), &idle))
@@ -218,6 +250,12 @@ impl<'a> Sim<'a> {
                 Some(interval) => vec![Coalescer::new(interval); topo.backends.len()],
                 None => Vec::new(),
             },
+            in_flight: 0,
+            backlog: VecDeque::new(),
+            removed_at: vec![None; topo.backends.len()],
+            removed_any: false,
+            silent_until: vec![0; topo.backends.len()],
+            last_sent: 0,
         }
     }
 
@@ -229,6 +267,11 @@ impl<'a> Sim<'a> {
         }
         if let Some(first) = self.plan.requests.first() {
             self.queue.push(first.arrival, Event::Arrive(0));
+        }
+        for (i, f) in self.s.faults.iter().enumerate() {
+            if let Trigger::At(at) = f.trigger {
+                self.queue.push(at, Event::Fault(i as u32));
+            }
         }
         let total = self.plan.requests.len();
         while self.resolved < total {
@@ -265,6 +308,8 @@ impl<'a> Sim<'a> {
     fn handle(&mut self, event: Event) {
         match event {
             Event::Arrive(i) => self.arrive(i),
+            Event::Send(i) => self.send(i),
+            Event::Fault(f) => self.fault(f as usize),
             Event::RouteAttempt(i) => self.route(i),
             Event::Unpark { req, token } => {
                 if self.lot.take(req, token) {
@@ -297,6 +342,35 @@ impl<'a> Sim<'a> {
         if r.outcome.is_none() {
             r.outcome = Some(outcome);
             self.resolved += 1;
+            if self.s.max_in_flight.is_some() {
+                // Closed loop: the next waiting request goes out now.
+                self.in_flight = self.in_flight.saturating_sub(1);
+                if let Some(next) = self.backlog.pop_front() {
+                    self.queue.push(self.now, Event::Send(next));
+                }
+            }
+        }
+    }
+
+    /// Applies fault `f` now.
+    fn fault(&mut self, f: usize) {
+        let Some(fault) = self.s.faults.get(f).copied() else {
+            return;
+        };
+        let b = fault.backend as usize;
+        if b >= self.removed_at.len() {
+            return;
+        }
+        match fault.action {
+            FaultAction::Remove => {
+                if self.removed_at[b].is_none() {
+                    self.removed_at[b] = Some(self.now);
+                    self.removed_any = true;
+                }
+            }
+            FaultAction::StatsOutage(us) => {
+                self.silent_until[b] = self.silent_until[b].max(self.now.saturating_add(us));
+            }
         }
     }
 }

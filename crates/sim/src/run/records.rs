@@ -1,12 +1,48 @@
 //! The end of a run: one record per request, then the A9 metrics.
 
 use super::{RunResult, Sim};
+use crate::fleet::{RequestLog, RunDetail};
 use crate::metrics::{self, Outcome, Record};
 use crate::pylon::Pylon;
 use crate::time::Micros;
 
 impl Sim<'_> {
+    /// Every request's log, the engines' evictions and the removals.
+    fn detail(&self) -> RunDetail {
+        let requests = self
+            .plan
+            .requests
+            .iter()
+            .zip(&self.reqs)
+            .map(|(p, st)| RequestLog {
+                sent: p.arrival,
+                succeeded: st.outcome == Some(Outcome::Succeeded),
+                first_token: st.client_first_token,
+                done: st.client_done,
+                backend: st.backend,
+                rank_depth: st.rank_depth,
+                input: p.input,
+                output: p.output,
+                reused: st.reused,
+                key: p.key,
+                rejections: st.rejections,
+            })
+            .collect();
+        RunDetail {
+            requests,
+            evictions: self.engines.iter().map(|e| e.evictions()).collect(),
+            removed_at: self.removed_at.clone(),
+        }
+    }
+
     pub(super) fn finish(mut self, from: Micros, to: Micros) -> RunResult {
+        // Under a closed loop requests go out after their planned arrival:
+        // the window ends after the last one sent.
+        let to = match self.s.max_in_flight {
+            Some(_) => to.max(self.last_sent + 1),
+            None => to,
+        };
+        let detail = self.s.keep_detail.then(|| self.detail());
         self.stats.engines_idle_at_end =
             self.engines.iter().all(|e| e.is_idle()) && self.pylons.iter().all(Pylon::is_idle);
         let topo = &self.s.topology;
@@ -54,6 +90,7 @@ impl Sim<'_> {
             diagnostics,
             series,
             stats: self.stats,
+            detail,
         }
     }
 }

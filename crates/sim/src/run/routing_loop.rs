@@ -19,6 +19,31 @@ impl Sim<'_> {
         if let Some(next) = self.plan.requests.get(idx + 1) {
             self.queue.push(next.arrival, Event::Arrive(i + 1));
         }
+        if let Some(cap) = self.s.max_in_flight {
+            if self.in_flight >= cap {
+                self.backlog.push_back(i);
+                return;
+            }
+        }
+        self.send(i);
+    }
+
+    /// The client sends request i now: at its arrival, or under a closed
+    /// loop when a request in flight resolved.
+    pub(super) fn send(&mut self, i: ReqId) {
+        let idx = i as usize;
+        if self.s.max_in_flight.is_some() {
+            self.in_flight += 1;
+            self.plan.requests[idx].arrival = self.now;
+        }
+        self.last_sent = self.last_sent.max(self.now);
+        if !self.s.faults.is_empty() {
+            for f in 0..self.s.faults.len() {
+                if self.s.faults[f].trigger == crate::fleet::Trigger::Request(i) {
+                    self.fault(f);
+                }
+            }
+        }
         let arrival = self.plan.requests[idx].arrival;
         self.timeouts
             .push_back((arrival.saturating_add(self.s.timeout_us), i));
@@ -36,6 +61,14 @@ impl Sim<'_> {
         let backends = self.engines.len();
         let st = &mut self.reqs[idx];
         st.attempts += 1;
+        // A removed backend is no candidate any more.
+        if self.removed_any {
+            for (b, removed) in self.removed_at.iter().enumerate() {
+                if removed.is_some() && !st.excluded.contains(&(b as u32)) {
+                    st.excluded.push(b as u32);
+                }
+            }
+        }
         if st.excluded.len() >= backends {
             return self.resolve(i, Outcome::NoRoute); // no retry can succeed
         }

@@ -104,6 +104,7 @@ impl Sim<'_> {
         self.slot_freed(i);
         self.release_at_router(i);
         let client_done = self.now + self.one_way[p.router as usize][b];
+        self.reqs[idx].client_done = client_done;
         // A completion after the client gave up is left to the timeout.
         if client_done <= p.arrival.saturating_add(self.s.timeout_us) {
             self.resolve(i, Outcome::Succeeded);

@@ -36,6 +36,8 @@ pub(super) struct ReqState {
     pub(super) reused: u64,
     pub(super) engine_first_token: Micros,
     pub(super) client_first_token: Micros,
+    /// Client-side last token of a completed request.
+    pub(super) client_done: Micros,
 }
 
 impl ReqState {
@@ -57,6 +59,7 @@ impl ReqState {
             reused: 0,
             engine_first_token: 0,
             client_first_token: 0,
+            client_done: 0,
         }
     }
 }

@@ -62,7 +62,13 @@ impl ReportSlab {
 
 impl Sim<'_> {
     pub(super) fn heartbeat(&mut self, b: u32) {
-        self.publish(b);
+        let i = b as usize;
+        // A removed backend, or one in a stats outage, publishes nothing.
+        if self.removed_at.get(i).is_some_and(Option::is_none)
+            && self.silent_until.get(i).is_none_or(|&t| t <= self.now)
+        {
+            self.publish(b);
+        }
         self.queue
             .push(self.now + self.s.heartbeat_us.max(1), Event::Heartbeat(b));
     }
@@ -82,8 +88,16 @@ impl Sim<'_> {
         if let Some(e) = self.engines.get_mut(b as usize) {
             e.take_kv_events(&mut kv);
         }
+        let mut stats = self.pylons[b as usize].report();
+        if self.s.publish_kv {
+            if let Some(e) = self.engines.get(b as usize) {
+                // Engine v3 reports its whole memory, reservations included.
+                stats.kv_capacity = e.kv_capacity();
+                stats.kv_used = e.kv_used();
+            }
+        }
         let report = self.reports.insert(InFlight {
-            report: Rc::new(self.pylons[b as usize].report()),
+            report: Rc::new(stats),
             kv: kv.into(),
             remaining: u32::try_from(topo.routers.len()).unwrap_or(u32::MAX),
         });

@@ -273,7 +273,10 @@ pub fn load_with(
     let Some(workload) = workload.filter(|_| !report.has_errors()) else {
         return Err(report);
     };
-    let settings = settings(&file, workload);
+    let mut settings = settings(&file, workload);
+    // KV statistics are published when a policy reads them, so that the
+    // outputs of every other scenario stay as they were.
+    settings.publish_kv = policies.iter().any(|p| p.kind.reads_kv());
     Ok(Prepared {
         file,
         settings,
@@ -358,6 +361,11 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         warmup_s: f.warmup_s,
         measure_s: f.measure_s,
         mode: WaitMode::Faithful,
+        profiles: Vec::new(),
+        max_in_flight: None,
+        faults: Vec::new(),
+        keep_detail: false,
+        publish_kv: false,
     }
 }
 
@@ -484,7 +492,7 @@ fn compile_policies(
 /// Rules of A10.1 the core itself does not enforce.
 fn simulator_checks(kind: &PolicyKind, whole: Span) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let (admission, kv) = match kind {
+    let (admission, _kv) = match kind {
         PolicyKind::Core(p) => (
             p.admission.max_input_work_seconds.is_some(),
             match &p.settings {
@@ -496,13 +504,6 @@ fn simulator_checks(kind: &PolicyKind, whole: Span) -> Vec<Diagnostic> {
         PolicyKind::Legacy { settings, .. } => (false, settings.consider_kv_free_tokens),
         PolicyKind::Baseline(_) => (false, false),
     };
-    if kv {
-        out.push(Diagnostic::new(
-            Code::InvalidValue,
-            whole,
-            "`consider_kv_free_tokens` cannot be simulated: no KV statistics are published",
-        ));
-    }
     if admission {
         out.push(Diagnostic::new(
             Code::InvalidValue,

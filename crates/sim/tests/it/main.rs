@@ -1,6 +1,7 @@
 //! Tests for the sim layer (docs/simulator-model.md A12).
 
 mod baselines;
+mod bench;
 mod calibration;
 mod calibration_policies;
 mod core;

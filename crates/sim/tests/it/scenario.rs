@@ -66,8 +66,15 @@ fn policy_errors_carry_their_codes_and_point_into_the_string() {
 
 #[test]
 fn simulator_only_rejections_and_warnings() {
-    let kv = with_policy("pulsar(consider_kv_free_tokens=true)");
-    assert_eq!(first_error(&kv).0, Code::InvalidValue);
+    // KV-aware policies are simulated: their scenario publishes KV stats.
+    let kv = load(
+        "s.json",
+        &with_policy("pulsar(consider_kv_free_tokens=true)"),
+    )
+    .expect("valid");
+    assert!(kv.settings.publish_kv);
+    let plain = load("s.json", &with_policy("pulsar()")).expect("valid");
+    assert!(!plain.settings.publish_kv);
     let floor = with_policy(
         "pulsar-wait-and-widen(max_queue_time_floor_ms=500, max_queue_time_ceil_ms=100)",
     );
