@@ -8,6 +8,7 @@ fn args(scenario: Option<PathBuf>, out: Option<PathBuf>) -> SimArgs {
     SimArgs {
         command: SimCommand::Run(RunArgs {
             scenario,
+            manifest: None,
             options: ScenarioArgs {
                 quick: false,
                 rng_seed: Some(7),
@@ -104,4 +105,26 @@ fn writes_the_four_files() {
     assert!(series.starts_with("policy,rate_rps,seed,bin_start_s"));
     let svg = std::fs::read_to_string(dir.join("plot.svg")).expect("svg");
     assert!(svg.starts_with("<svg") && svg.contains("guard"));
+}
+
+/// A stargate-bench file runs every algorithm and writes bench.json; a bad
+/// one exits 1.
+#[test]
+fn a_stargate_bench_file_runs_every_algorithm() {
+    let dir = std::env::temp_dir().join(format!("routex-bench-{}", std::process::id()));
+    let file = manifest("tests/inputs/sim/bench/two-tier.yaml");
+    assert_eq!(run(&args(Some(file), Some(dir.clone()))), 0);
+    let text = std::fs::read_to_string(dir.join("bench.json")).expect("bench.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let names: Vec<&str> = v["algorithms"]
+        .as_array()
+        .expect("algorithms")
+        .iter()
+        .filter_map(|a| a["algorithm"].as_str())
+        .collect();
+    assert_eq!(names, vec!["power-of-n", "pulsar"]);
+    assert_eq!(v["algorithms"][0]["scores"]["success_rate"], 1.0);
+    let bad = manifest("tests/inputs/sim/bench/bad-keys.yaml");
+    assert_eq!(run(&args(Some(bad), None)), 1);
+    let _ = std::fs::remove_dir_all(dir);
 }

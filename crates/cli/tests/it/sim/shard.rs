@@ -22,6 +22,7 @@ fn run_args(out: &Path, jobs: usize, shard: Option<&str>, seed: u64) -> SimArgs 
     SimArgs {
         command: SimCommand::Run(RunArgs {
             scenario: Some(small()),
+            manifest: None,
             options: options(seed),
             out: Some(out.to_path_buf()),
             jobs,
@@ -35,6 +36,7 @@ fn merge_args(out: &Path, shards: Vec<PathBuf>, seed: u64) -> SimArgs {
         command: SimCommand::Merge(MergeArgs {
             shards,
             scenario: Some(small()),
+            manifest: None,
             options: options(seed),
             out: out.to_path_buf(),
         }),
