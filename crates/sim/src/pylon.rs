@@ -82,7 +82,6 @@ impl StatsReport {
             kv_cache_capacity_tokens: self.kv_capacity,
             kv_cache_used_tokens: self.kv_used,
             kv_cache_free_tokens: self.kv_capacity.saturating_sub(self.kv_used),
-            ..BackendStats::default()
         }
     }
 }

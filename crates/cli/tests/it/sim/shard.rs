@@ -36,7 +36,6 @@ fn merge_args(out: &Path, shards: Vec<PathBuf>, seed: u64) -> SimArgs {
         command: SimCommand::Merge(MergeArgs {
             shards,
             scenario: Some(small()),
-            manifest: None,
             options: options(seed),
             out: out.to_path_buf(),
         }),
