@@ -138,10 +138,12 @@ impl BackendHealth {
         !self.stale && !self.draining && self.ejected_until_ns.is_none()
     }
 
-    /// A report (or the registration) arrived now; true when it ends
-    /// staleness.
-    pub(super) fn reported_at(&mut self, now_ns: u64) -> bool {
-        self.last_report_ns = Some(now_ns);
+    /// A report (or the registration) arrived at `now_ns` (`None`: no
+    /// expiry, no time kept); true when it ends staleness.
+    pub(super) fn reported_at(&mut self, now_ns: Option<u64>) -> bool {
+        if now_ns.is_some() {
+            self.last_report_ns = now_ns;
+        }
         std::mem::take(&mut self.stale)
     }
 
@@ -184,6 +186,12 @@ impl ViewHealth {
     pub(super) fn now_ns(&self) -> u64 {
         nanos(self.options.clock.now())
     }
+
+    /// The time to stamp a report with: only while reports expire, so a
+    /// report costs no clock read otherwise.
+    pub(super) fn report_time(&self) -> Option<u64> {
+        self.options.stats_ttl.map(|_| self.now_ns())
+    }
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -198,9 +206,14 @@ impl CandidateView {
         view
     }
 
-    /// Replaces the health settings (backends keep their state).
+    /// Replaces the health settings (backends keep their state; with
+    /// expiry on, every backend's report time starts now).
     pub fn set_health(&mut self, options: HealthOptions) {
         self.health.options = options;
+        let now = self.health.report_time();
+        for b in self.clusters.iter_mut().flat_map(|c| &mut c.backends) {
+            b.health.last_report_ns = now;
+        }
         self.health_changed();
     }
 

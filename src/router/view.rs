@@ -351,7 +351,7 @@ impl CandidateView {
         }
         let mut added = Backend::new(backend);
         // The registration is its first sign of life (stats expiry).
-        added.health.reported_at(self.health.now_ns());
+        added.health.reported_at(self.health.report_time());
         backends.push(added);
         self.refresh(c);
         self.health_changed();
@@ -533,8 +533,7 @@ impl CandidateView {
             None => None,
         };
         b.reported = true;
-        let now = self.health.now_ns();
-        let revived = b.health.reported_at(now);
+        let revived = b.health.reported_at(self.health.report_time());
         b.queue_size = stats.queue_size;
         b.queued_input = stats.queued_input_size;
         b.total_input = stats.total_query_input_size;
