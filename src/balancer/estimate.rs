@@ -142,8 +142,13 @@ pub fn ttft(
     }
 }
 
-/// Room for one more request under limit `max_queued` (unknown engine limit:
-/// never filtered; the addition saturates).
+/// The free-slot rule every algorithm's capacity gate uses: a cluster has
+/// room for one more request when its running queries are below its engine
+/// concurrency plus `max_queued` (docs/stargate.md 3.1, "Capacity"). A cluster that
+/// reports no engine limit (`max_engine_concurrency` 0) is never filtered;
+/// the addition saturates. Public for routers and simulators that must
+/// decide, as the balancer does, whether a view change can admit a waiting
+/// request.
 pub fn has_capacity(c: &ClusterSnapshot, max_queued: u64) -> bool {
     c.max_engine_concurrency == 0
         || c.num_running_queries < c.max_engine_concurrency.saturating_add(max_queued)

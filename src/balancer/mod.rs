@@ -7,11 +7,18 @@
 //! [`Scratch`], caches reuse their storage on hits.
 
 mod bucket;
-#[doc(hidden)]
+// The estimates and hashes are internals; the `testing` feature opens
+// them to the project's integration tests, which pin their numbers
+// (docs/stargate.md 3.1-3.2, 3.6.6). Not part of the API.
+#[cfg(feature = "testing")]
 pub mod estimate;
+#[cfg(not(feature = "testing"))]
+mod estimate;
 mod fifo;
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod hash;
+#[cfg(not(feature = "testing"))]
+mod hash;
 mod legacy;
 mod membership;
 mod power_of_n;
@@ -24,11 +31,17 @@ mod round_robin;
 mod target;
 mod wait_and_widen;
 
+pub use estimate::has_capacity;
 pub use membership::Membership;
 pub use pulsar_wait_and_widen::open_prefix;
+// The Pulsar ranking primitives: the router's admission reads them; the
+// tests pin their numbers.
+#[cfg(feature = "testing")]
 pub use ranking::{
     feasibility as pulsar_feasibility, score as pulsar_score, weight as pulsar_weight, Feasibility,
 };
+#[cfg(not(feature = "testing"))]
+pub(crate) use ranking::{feasibility as pulsar_feasibility, weight as pulsar_weight, Feasibility};
 
 use crate::ir::{Policy, PulsarWaitAndWidenSettings, Settings};
 use rand::RngCore;

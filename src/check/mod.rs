@@ -3,8 +3,7 @@
 //! expression is the one stargate would return.
 
 mod explain;
-#[doc(hidden)]
-pub mod expr;
+pub(crate) mod expr;
 pub(crate) mod lower;
 mod routes;
 #[doc(hidden)]
@@ -14,7 +13,8 @@ pub(crate) mod value;
 
 use crate::diag::{Code, Diagnostic, Report, Span};
 use crate::ir::{Algorithm, AlgorithmConfig, Definition, Policy, RouteTable};
-use expr::{check_expr, Checked, Context};
+pub use expr::Checked;
+use expr::{check_expr, Context};
 use std::sync::{Arc, LazyLock};
 
 pub use explain::{implications, provenance, Implication};
@@ -149,6 +149,24 @@ fn compile_value(
                 format!("could not compile '{value}'"),
             ))
         })
+}
+
+/// Checks an already parsed expression as a per-request expression
+/// (`x-routing-method`, stargate's field table) for `model` against
+/// `table`: every diagnostic, in the order stargate would report the
+/// first, and what the checker built ([`Checked::policy`] is `None` when
+/// any error was found). For callers that rewrite the tree before checking
+/// it (the simulator's legacy baseline renames the method); text goes
+/// through [`check_expression`].
+pub fn check_request_ast(
+    table: &RouteTable,
+    model: Option<&str>,
+    expr: &crate::syntax::ast::Expr,
+) -> (Option<Checked>, Vec<Diagnostic>) {
+    let base_of = |a: Algorithm| resolve_base(table, model, a).map(|d| d.config.clone());
+    let mut diags = Vec::new();
+    let checked = check_expr(expr, Context::Request, &base_of, &mut diags);
+    (checked, diags)
 }
 
 /// Compiles an expression (either form) with every diagnostic, against

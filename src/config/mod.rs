@@ -7,8 +7,7 @@ mod file;
 pub mod json;
 mod locate;
 mod read;
-#[doc(hidden)]
-pub mod write;
+mod write;
 
 use crate::diag::{Code, Diagnostic, Report};
 use crate::ir::RouteTable;
@@ -16,6 +15,7 @@ use crate::ir::RouteTable;
 pub use file::io_reason as file_io_reason;
 pub use file::{load_table_path, read_source, LoadError, MAX_INPUT_BYTES};
 pub use read::check_lb_config;
+pub use write::{entry_json, expression_text};
 
 /// Whether a JSON text is meant as an lb-config.json, judged by content:
 /// a non-empty object needs one of its keys (`default`,

@@ -7,8 +7,11 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// A name when nothing is configured, else a detailed object with
-/// `algorithm` first and fields in schema order.
+/// One algorithm configuration as the value of an lb-config.json entry
+/// (a model's, the default's or a `request_algorithms` entry's): the
+/// algorithm's name when no field is configured, else a detailed object
+/// with `algorithm` first and the fields in schema order. `routex build`
+/// writes entries this way; `sim tune` prints its winner this way.
 pub fn entry_json(config: &AlgorithmConfig) -> Value {
     let fields = configured(&config.fields);
     if fields.is_empty() {
@@ -129,7 +132,8 @@ pub fn inexpressible(config: &AlgorithmConfig) -> Vec<(Field, String)> {
         .collect()
 }
 
-/// An expression in canonical call form: `alg(name=value, ...)`, or the
+/// One algorithm configuration as an expression in canonical call form,
+/// as `routex import` writes route files: `alg(name=value, ...)`, or the
 /// bare name when nothing is set. Values a strict expression refuses but
 /// lb-config.json normalises are written as what they mean.
 pub fn expression_text(config: &AlgorithmConfig) -> String {

@@ -15,7 +15,7 @@ mod locate;
 mod rejected;
 
 pub use locate::{locate, Locations};
-pub use rejected::{Rejected, Rejection};
+pub use rejected::{RejectedClass, RejectionCause};
 
 use crate::check::expr::Checked;
 use crate::check::{Implication, Provenance};
@@ -71,7 +71,7 @@ impl Place {
 /// One side of an algorithm's comparison: the definition a method naming
 /// it resolves to, where it is written, and each field's provenance.
 #[derive(Clone, Debug)]
-pub struct Resolved {
+pub struct Side {
     pub place: Place,
     pub definition: Arc<Definition>,
     /// [`crate::check::provenance`] by IR field name, in IR order.
@@ -82,8 +82,8 @@ pub struct Resolved {
     pub fields: Vec<(String, Value)>,
 }
 
-impl Resolved {
-    fn new(resolution: Resolution<'_>) -> Resolved {
+impl Side {
+    fn new(resolution: Resolution<'_>) -> Side {
         let definition = Arc::clone(resolution.definition);
         // A configuration is an expression that sets nothing over its own
         // fields: explain's rule then credits the entry or the default.
@@ -93,7 +93,7 @@ impl Resolved {
             set_by_expression: Vec::new(),
             policy: None,
         };
-        Resolved {
+        Side {
             place: Place::of(&resolution),
             provenance: crate::check::provenance(&definition.policy, &checked),
             implied: crate::check::implications(&checked),
@@ -104,14 +104,14 @@ impl Resolved {
 
     /// Where a field's value comes from: the place for a configured value,
     /// explain's name otherwise (`default`, or a derivation).
-    pub fn source(&self, field: &str) -> Source {
+    pub fn source(&self, field: &str) -> FieldSource {
         match self.provenance.get(field) {
-            Some(Provenance::Config) => Source::Place(self.place),
-            Some(Provenance::Implied) => Source::Implied {
+            Some(Provenance::Config) => FieldSource::Place(self.place),
+            Some(Provenance::Implied) => FieldSource::Implied {
                 by: self.implied.get(field).map_or("", |i| i.by),
             },
-            Some(other) => Source::Explain(*other),
-            None => Source::Explain(Provenance::Default),
+            Some(other) => FieldSource::Explain(*other),
+            None => FieldSource::Explain(Provenance::Default),
         }
     }
 }
@@ -131,7 +131,7 @@ fn fields_of(definition: &Definition) -> Vec<(String, Value)> {
 
 /// A field's provenance as the diff names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub enum FieldSource {
     /// Set in the file, at this place.
     Place(Place),
     /// Forced by the value of field `by` (explain's `implied`).
@@ -140,22 +140,22 @@ pub enum Source {
     Explain(Provenance),
 }
 
-impl Source {
+impl FieldSource {
     /// The JSON spelling.
     pub fn name(self) -> String {
         match self {
-            Source::Place(place) => place.name().to_string(),
-            Source::Implied { .. } => provenance_name(Provenance::Implied),
-            Source::Explain(p) => provenance_name(p),
+            FieldSource::Place(place) => place.name().to_string(),
+            FieldSource::Implied { .. } => provenance_name(Provenance::Implied),
+            FieldSource::Explain(p) => provenance_name(p),
         }
     }
 
     /// The human spelling.
     pub fn label(self) -> String {
         match self {
-            Source::Place(place) => place.label().to_string(),
-            Source::Implied { by } => format!("implied by {by}"),
-            Source::Explain(p) => provenance_name(p),
+            FieldSource::Place(place) => place.label().to_string(),
+            FieldSource::Implied { by } => format!("implied by {by}"),
+            FieldSource::Explain(p) => provenance_name(p),
         }
     }
 }
@@ -172,8 +172,8 @@ fn provenance_name(provenance: Provenance) -> String {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldChange {
     pub field: String,
-    pub before: (Value, Source),
-    pub after: (Value, Source),
+    pub before: (Value, FieldSource),
+    pub after: (Value, FieldSource),
 }
 
 /// One algorithm of a set that resolves differently.
@@ -181,12 +181,12 @@ pub struct FieldChange {
 pub struct AlgorithmDiff {
     pub algorithm: Algorithm,
     /// `None`: not available (a method naming it is `unavailable`).
-    pub before: Option<Resolved>,
-    pub after: Option<Resolved>,
+    pub before: Option<Side>,
+    pub after: Option<Side>,
     /// Fields whose value or provenance differ, when both sides exist.
     pub changes: Vec<FieldChange>,
     /// Per-request expressions accepted before and rejected after.
-    pub rejected: Vec<Rejection>,
+    pub rejected: Vec<RejectedClass>,
 }
 
 impl AlgorithmDiff {
@@ -421,8 +421,8 @@ fn compare(
     if same {
         return None;
     }
-    let before = before.map(Resolved::new);
-    let after = after.map(Resolved::new);
+    let before = before.map(Side::new);
+    let after = after.map(Side::new);
     let changes = match (&before, &after) {
         (Some(b), Some(a)) => field_changes(b, a),
         _ => Vec::new(),
@@ -439,7 +439,7 @@ fn compare(
 
 /// The fields of one algorithm (the same set on both sides) whose value or
 /// provenance differs.
-fn field_changes(before: &Resolved, after: &Resolved) -> Vec<FieldChange> {
+fn field_changes(before: &Side, after: &Side) -> Vec<FieldChange> {
     // One algorithm's IR: the same fields in the same order on both sides.
     before
         .fields

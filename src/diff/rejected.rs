@@ -12,14 +12,14 @@
 //!   completed by the other bound in its base; when the old base held that
 //!   bound and the new one does not, such expressions are rejected.
 
-use super::Resolved;
+use super::Side;
 use crate::check::schema::{is_set, Field};
 use crate::diag::Code;
 use crate::ir::Algorithm;
 
 /// What makes an expression newly rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rejected {
+pub enum RejectionCause {
     /// Every expression naming the algorithm, method-only or not.
     Unavailable,
     /// Expressions that set `sets` but not `missing`: the old base held
@@ -29,17 +29,17 @@ pub enum Rejected {
 
 /// One class of newly rejected expressions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rejection {
+pub struct RejectedClass {
     pub algorithm: Algorithm,
-    pub rejected: Rejected,
+    pub rejected: RejectionCause,
 }
 
-impl Rejection {
+impl RejectedClass {
     /// The code such an expression now gets.
     pub const fn code(&self) -> Code {
         match self.rejected {
-            Rejected::Unavailable => Code::Unavailable,
-            Rejected::LoneBound { .. } => Code::InertCombination,
+            RejectionCause::Unavailable => Code::Unavailable,
+            RejectionCause::LoneBound { .. } => Code::InertCombination,
         }
     }
 
@@ -48,8 +48,8 @@ impl Rejection {
     pub fn expressions(&self) -> String {
         let alg = self.algorithm;
         match self.rejected {
-            Rejected::Unavailable => format!("{alg}, {alg};..."),
-            Rejected::LoneBound { sets, missing } => {
+            RejectionCause::Unavailable => format!("{alg}, {alg};..."),
+            RejectionCause::LoneBound { sets, missing } => {
                 format!("{alg};{}=... without {}", sets.name(), missing.name())
             }
         }
@@ -58,8 +58,8 @@ impl Rejection {
     /// Why, in one sentence.
     pub fn reason(&self) -> String {
         match self.rejected {
-            Rejected::Unavailable => format!("{} is no longer configured", self.algorithm),
-            Rejected::LoneBound { missing, .. } => {
+            RejectionCause::Unavailable => format!("{} is no longer configured", self.algorithm),
+            RejectionCause::LoneBound { missing, .. } => {
                 format!("the base no longer sets {}", missing.name())
             }
         }
@@ -70,8 +70,8 @@ impl Rejection {
     pub fn covers(&self, algorithm: Algorithm, fields: &[Field]) -> bool {
         algorithm == self.algorithm
             && match self.rejected {
-                Rejected::Unavailable => true,
-                Rejected::LoneBound { sets, missing } => {
+                RejectionCause::Unavailable => true,
+                RejectionCause::LoneBound { sets, missing } => {
                     fields.contains(&sets) && !fields.contains(&missing)
                 }
             }
@@ -81,10 +81,10 @@ impl Rejection {
 /// The newly rejected classes of one algorithm's two resolutions.
 pub fn rejected(
     algorithm: Algorithm,
-    before: Option<&Resolved>,
-    after: Option<&Resolved>,
-) -> Vec<Rejection> {
-    let of = |rejected| Rejection {
+    before: Option<&Side>,
+    after: Option<&Side>,
+) -> Vec<RejectedClass> {
+    let of = |rejected| RejectedClass {
         algorithm,
         rejected,
     };
@@ -92,7 +92,7 @@ pub fn rejected(
         return Vec::new();
     };
     let Some(after) = after else {
-        return vec![of(Rejected::Unavailable)];
+        return vec![of(RejectionCause::Unavailable)];
     };
     let (floor, ceil) = (Field::MaxQueueTimeFloorMs, Field::MaxQueueTimeCeilMs);
     if !floor.expression_algorithms().contains(&algorithm) {
@@ -103,6 +103,6 @@ pub fn rejected(
     [(ceil, floor), (floor, ceil)]
         .into_iter()
         .filter(|(_, missing)| is_set(old, *missing) && !is_set(new, *missing))
-        .map(|(sets, missing)| of(Rejected::LoneBound { sets, missing }))
+        .map(|(sets, missing)| of(RejectionCause::LoneBound { sets, missing }))
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use super::github::{escape_data, escape_property};
 use super::Locator;
-use crate::diff::{AlgorithmDiff, Locations, Presence, Resolved, SetDiff, TableDiff};
+use crate::diff::{AlgorithmDiff, Locations, Presence, SetDiff, Side, TableDiff};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
@@ -79,7 +79,7 @@ fn set_value(set: &SetDiff) -> Value {
 }
 
 fn algorithm_value(a: &AlgorithmDiff) -> Value {
-    let side = |r: &Option<Resolved>| match r {
+    let side = |r: &Option<Side>| match r {
         None => Value::Null,
         Some(r) => {
             let provenance: Map<String, Value> = r
@@ -204,7 +204,7 @@ fn set_block(set: &SetDiff) -> String {
 /// `  ALG: how it changed`, the field table, the rejected classes.
 fn algorithm_block(out: &mut String, a: &AlgorithmDiff) {
     let alg = a.algorithm;
-    let place = |r: &Resolved| r.place.label();
+    let place = |r: &Side| r.place.label();
     let _ = match (&a.before, &a.after) {
         (Some(b), Some(n)) if b.place == n.place => writeln!(out, "  {alg} ({})", place(n)),
         (Some(b), Some(n)) => writeln!(out, "  {alg}: {} -> {}", place(b), place(n)),
@@ -235,7 +235,7 @@ fn algorithm_block(out: &mut String, a: &AlgorithmDiff) {
                 side.fields
                     .iter()
                     .filter(|(field, _)| {
-                        !matches!(side.source(field), crate::diff::Source::Explain(_))
+                        !matches!(side.source(field), crate::diff::FieldSource::Explain(_))
                     })
                     .map(|(field, value)| {
                         [field.clone(), display(value), side.source(field).label()]

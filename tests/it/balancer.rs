@@ -1,11 +1,15 @@
 //! Tests for the balancer layer: policies are built directly from the IR
 //! types, so these tests do not depend on the compiler.
 
+#[cfg(feature = "testing")]
 mod docs;
+#[cfg(feature = "testing")]
 mod estimate;
+#[cfg(feature = "testing")]
 mod hash;
 mod legacy;
 mod named;
+#[cfg(feature = "testing")]
 mod props;
 mod pulsar;
 mod pww;

@@ -7,10 +7,10 @@ mod lowering;
 mod review;
 mod routes;
 
-use routex::check::expr::{check_expr, Checked, Context};
-use routex::check::{permissive_table, resolve_base};
+use routex::check::permissive_table;
+use routex::check::{check_request_ast, Checked};
 use routex::diag::{Code, Diagnostic};
-use routex::ir::{Algorithm, RouteTable};
+use routex::ir::RouteTable;
 
 /// Compiles one expression (either form) for `model` against `table`
 /// (permissive when `None`), returning what the checker produced and every
@@ -22,14 +22,10 @@ pub fn compile(
 ) -> (Option<Checked>, Vec<Diagnostic>) {
     let permissive = permissive_table();
     let table = table.unwrap_or(&permissive);
-    let mut diags = Vec::new();
-    let expr = match routex::syntax::parse_expression(text) {
-        Ok(expr) => expr,
-        Err(errors) => return (None, errors),
-    };
-    let base_of = |a: Algorithm| resolve_base(table, model, a).map(|d| d.config.clone());
-    let checked = check_expr(&expr, Context::Request, &base_of, &mut diags);
-    (checked, diags)
+    match routex::syntax::parse_expression(text) {
+        Ok(expr) => check_request_ast(table, model, &expr),
+        Err(errors) => (None, errors),
+    }
 }
 
 /// The codes of the error diagnostics, in order.

@@ -7,7 +7,8 @@ use routex::check::schema::Field;
 use routex::config::load_table;
 use routex::diag::Code;
 use routex::diff::{
-    diff_tables, AlgorithmDiff, Place, Presence, Rejected, Rejection, SetDiff, Source, TableDiff,
+    diff_tables, AlgorithmDiff, FieldSource, Place, Presence, RejectedClass, RejectionCause,
+    SetDiff, TableDiff,
 };
 use routex::ir::{Algorithm, Origin, RouteTable};
 use serde_json::{json, Value};
@@ -118,9 +119,9 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
     assert!(rr.after.is_none());
     assert_eq!(
         rr.rejected,
-        [Rejection {
+        [RejectedClass {
             algorithm: Algorithm::RoundRobin,
-            rejected: Rejected::Unavailable
+            rejected: RejectionCause::Unavailable
         }]
     );
 
@@ -140,9 +141,9 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
     );
     assert_eq!(
         mixtral.rejected,
-        [Rejection {
+        [RejectedClass {
             algorithm: Algorithm::WaitAndWiden,
-            rejected: Rejected::LoneBound {
+            rejected: RejectionCause::LoneBound {
                 sets: Field::MaxQueueTimeCeilMs,
                 missing: Field::MaxQueueTimeFloorMs
             }
@@ -268,9 +269,9 @@ fn provenance_only_changes_are_not_behaviour_changes() {
     assert_eq!(n.before.0, n.after.0);
     assert_eq!(
         n.before.1,
-        Source::Explain(routex::check::Provenance::Default)
+        FieldSource::Explain(routex::check::Provenance::Default)
     );
-    assert_eq!(n.after.1, Source::Place(Place::ModelEntry));
+    assert_eq!(n.after.1, FieldSource::Place(Place::ModelEntry));
 }
 
 /// Expressions of every algorithm: method only, one bound alone, both.
@@ -345,7 +346,7 @@ fn rejections_match_the_compiler(old: &RouteTable, new: &RouteTable, diff: &Tabl
             let before = compile_request_expression(old, model, &expr);
             let after = compile_request_expression(new, model, &expr);
             let newly = before.is_ok() && after.is_err();
-            let classes: Vec<&Rejection> =
+            let classes: Vec<&RejectedClass> =
                 match own.and_then(|s| s.algorithms.iter().find(|a| a.algorithm == alg)) {
                     Some(a) => a.rejected.iter().collect(),
                     None if inherits(old, model, alg) && inherits(new, model, alg) => diff

@@ -3,7 +3,8 @@
 //! removal of a field the algorithm does not take, of a field the
 //! algorithm ignores, or of an `allow` entry that is never used.
 
-use super::documents::{Document, Kind};
+use super::documents::Document;
+use super::kind::Kind;
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, Range, TextEdit, Uri, WorkspaceEdit,
 };

@@ -3,7 +3,7 @@
 //! the text has no error, and the syntax tree hover and fixes read. Each
 //! part is computed when first needed.
 
-use super::documents::{Kind, MAX_CHECKED_BYTES};
+use super::kind::{Kind, MAX_CHECKED_BYTES};
 use routex::config::json::{self, Node};
 use routex::diag::Report;
 use routex::ir::RouteTable;

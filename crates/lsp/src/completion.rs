@@ -5,10 +5,11 @@
 //! files, lb-config.json files and the policy expressions of a scenario.
 
 use super::context::{self, Slot as RouteSlot};
-use super::documents::{Document, Kind};
+use super::documents::Document;
 use super::hover::{
     description, entry_path, field_summary, is_request_algorithms, object_algorithm, recognise,
 };
+use super::kind::Kind;
 use super::scan::{self, Slot, Tok};
 use lsp_types::{
     CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, MarkupContent,

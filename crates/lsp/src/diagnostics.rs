@@ -3,7 +3,8 @@
 //! (every client shows message text; not every one shows related
 //! information), and a link to the code's entry in docs/diagnostics.md.
 
-use super::documents::{Document, MAX_CHECKED_BYTES};
+use super::documents::Document;
+use super::kind::MAX_CHECKED_BYTES;
 use lsp_types::{
     CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position, Range, Uri,
 };

@@ -5,7 +5,8 @@
 //! decides; on an alias, its canonical name; on a model id, its resolved
 //! policy.
 
-use super::documents::{Document, Kind};
+use super::documents::Document;
+use super::kind::Kind;
 use super::scan::{self, Slot, Tok};
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 use routex::check::schema::{algorithm_list, Field};

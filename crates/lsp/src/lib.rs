@@ -10,7 +10,8 @@
 //!
 //! - [`transport`]: stdin/stdout with a read-ahead queue;
 //! - [`server`]: the message loop, cancellation, shutdown;
-//! - [`documents`]: open documents, incremental edits, what kind each is;
+//! - [`documents`]: open documents and incremental edits; [`kind`]: what
+//!   kind each is;
 //! - [`analysis`]: the checker's report, table and trees of one text;
 //! - [`position`]: byte offsets <-> UTF-16 positions;
 //! - [`diagnostics`], [`hover`], [`completion`], [`actions`], [`symbols`]:
@@ -25,6 +26,7 @@ mod context;
 pub mod diagnostics;
 pub mod documents;
 pub mod hover;
+pub mod kind;
 pub mod position;
 mod scan;
 pub mod server;

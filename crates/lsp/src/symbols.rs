@@ -2,7 +2,8 @@
 //! outline: `default`, top-level `allow` entries and request algorithms,
 //! models with their own `allow` entries, a scenario's policies.
 
-use super::documents::{Document, Kind};
+use super::documents::Document;
+use super::kind::Kind;
 use lsp_types::{DocumentSymbol, SymbolKind, TextEdit};
 use routex::config::json::{Json, Member, Node};
 use routex::diag::Span;

@@ -8,7 +8,6 @@ use super::park::{Bands, Prefix, WakeRule};
 use super::routers::{CoreRouter, SimRouter};
 use routex::balancer::Balancer;
 use routex::check;
-use routex::check::expr::Context;
 use routex::diag::{Code, Diagnostic, Span};
 use routex::ir::{Algorithm, Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
 use routex::syntax::ast::Value;
@@ -203,9 +202,7 @@ fn compile_legacy(
     }
     expr.args = kept;
     expr.method.node = Algorithm::PulsarWaitAndWiden.to_string();
-    let base_of = |a| check::resolve_base(table, Some(model), a).map(|d| d.config.clone());
-    let mut diags = Vec::new();
-    let checked = check::expr::check_expr(&expr, Context::Request, &base_of, &mut diags);
+    let (checked, diags) = check::check_request_ast(table, Some(model), &expr);
     let errors: Vec<Diagnostic> = diags.into_iter().filter(Diagnostic::is_error).collect();
     if !errors.is_empty() {
         return Err(errors);

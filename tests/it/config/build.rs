@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use routex::check::check_route_file;
 use routex::check::schema::{set, Field, Typed};
-use routex::config::{build, check_lb_config, import, write};
+use routex::config::{build, check_lb_config, expression_text, import};
 use routex::diag::Code;
 use routex::ir::{Algorithm, AlgorithmConfig, Comparator, RendezvousWeight};
 
@@ -228,7 +228,7 @@ fn routes_strategy() -> impl Strategy<Value = String> {
                 seen.push(a.algorithm);
                 fresh
             }) {
-                text.push_str(&format!("allow {}\n", write::expression_text(a)));
+                text.push_str(&format!("allow {}\n", expression_text(a)));
             }
             let mut ids = Vec::new();
             for (id, config, allows) in models {
@@ -237,13 +237,13 @@ fn routes_strategy() -> impl Strategy<Value = String> {
                 }
                 text.push_str(&format!(
                     "model \"{id}\" = {} {{\n",
-                    write::expression_text(&config)
+                    expression_text(&config)
                 ));
                 let mut seen = Vec::new();
                 for a in allows {
                     if !seen.contains(&a.algorithm) {
                         seen.push(a.algorithm);
-                        text.push_str(&format!("  allow {}\n", write::expression_text(&a)));
+                        text.push_str(&format!("  allow {}\n", expression_text(&a)));
                     }
                 }
                 text.push_str("}\n");

@@ -10,7 +10,7 @@ use crate::pylon::expected_queue_ms;
 use crate::routers::Ask;
 use crate::time::to_duration;
 use crate::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
-use routex::balancer::estimate::has_capacity;
+use routex::balancer::has_capacity;
 use routex::balancer::Request;
 
 impl Sim<'_> {

@@ -83,7 +83,7 @@ pub fn paste(result: &TuneResult, table: &RouteTable, model: &str) -> Option<(St
     let best = result.best();
     let definition =
         routex::check::compile_request_expression(table, model, &best.expression).ok()?;
-    let entry = routex::config::write::entry_json(&definition.config);
+    let entry = routex::config::entry_json(&definition.config);
     let mut object = serde_json::Map::new();
     object.insert(model.to_string(), entry);
     let pretty = serde_json::to_string_pretty(&serde_json::Value::Object(object)).ok()?;
