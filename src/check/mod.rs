@@ -9,6 +9,7 @@ mod routes;
 #[doc(hidden)]
 pub mod schema;
 pub(crate) mod suggest;
+mod suppress;
 pub(crate) mod value;
 
 use crate::diag::{Code, Diagnostic, Report, Span};
@@ -21,6 +22,9 @@ pub use explain::{implications, provenance, Implication};
 pub(crate) use routes::shadowed_allow;
 pub use routes::{check_route_ast, check_route_file};
 pub use suggest::did_you_mean;
+pub use suppress::{
+    apply_route_file_suppressions, route_file_suppressions, FORM as SUPPRESSION_FORM,
+};
 
 /// The start-up builder: resolves defaults and normalisations of a
 /// configured algorithm (docs/stargate.md 4.3). The error message

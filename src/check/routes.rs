@@ -14,6 +14,9 @@ pub fn check_route_file(source_name: &str, text: &str) -> (Option<RouteTable>, R
     let (file, syntax_errors) = crate::syntax::parse_route_file(text);
     report.diagnostics.extend(syntax_errors);
     let table = check_route_ast(&file, &mut report.diagnostics);
+    // Suppression comments (`# routex: allow(CODE) -- reason`) are part of
+    // the route-file language: every reader of the file honours them.
+    super::suppress::apply_route_file_suppressions(&mut report, &file);
     let table = table.filter(|_| !report.has_errors());
     (table, report)
 }

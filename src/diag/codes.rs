@@ -109,6 +109,8 @@ const REFUSED_AT_START: &str = "stargate refuses to start with it";
 const NO_MEANING: &str = "the route file has no single meaning with it";
 /// Why the errors of an output form are fixed.
 const NO_OUTPUT: &str = "routex cannot write the output it was asked for";
+/// Why the project configuration's own errors are fixed.
+const NO_SETTINGS: &str = "routex cannot tell what the project configured";
 
 /// Declares [`Code`], `Code::ALL` and [`CODES`] from one list of rows.
 macro_rules! code_table {
@@ -470,5 +472,59 @@ code_table! {
         title: "an lb-config.json value that a strict route-file expression refuses",
         description: "`routex import` met an lb-config.json value that stargate accepts at start-up but that a route-file expression, which follows the strict expression rules, refuses (e.g. `ttft_bucket_size_ms: 0`, which an expression calls `inert_value`). The route file would not say the same thing, so import stops.",
         help: "Change the value in lb-config.json to one an expression accepts (the help line gives the range), then import again.",
+    }
+    UnreadableFile {
+        name: "unreadable_file",
+        level: Deny,
+        origin: Routex,
+        fixed: None,
+        title: "a file could not be read: too large, not UTF-8 or an I/O error",
+        description: "`routex lint` could not read a file it was given or found: it is larger than the 4 MiB input limit, is not UTF-8, or the system refused to read it. The other files are still linted; the finding fails the run like any error unless a project lowers its level (for example for a large unrelated `*.json` in a searched directory, better left out with `exclude` in `routex.toml`).",
+        help: "Name only the files to lint, exclude the file in the project configuration (`exclude`), or fix its encoding or permissions.",
+    }
+    InvalidToml {
+        name: "invalid_toml",
+        level: Deny,
+        origin: Routex,
+        fixed: Some(NO_SETTINGS),
+        title: "the project configuration file is not valid TOML",
+        description: "The project configuration file (`routex.toml` or `.routex.toml`, docs/cli.md) is not valid TOML; the span points at the first offending character. Nothing in it is used.",
+        help: "Fix the TOML syntax at the marked position.",
+    }
+    UnknownSetting {
+        name: "unknown_setting",
+        level: Deny,
+        origin: Routex,
+        fixed: Some(NO_SETTINGS),
+        title: "the project configuration has a key routex does not know",
+        description: "A key of the project configuration file is not one of its settings (docs/cli.md lists them), or a code named in `levels`, `overrides` or `suppressions` does not exist.",
+        help: "Remove or correct the key; a near miss gets a did-you-mean.",
+    }
+    InvalidSetting {
+        name: "invalid_setting",
+        level: Deny,
+        origin: Routex,
+        fixed: Some(NO_SETTINGS),
+        title: "a project setting has the wrong type or value",
+        description: "A setting of the project configuration file has the wrong TOML type, a value outside its choices (a level other than `allow`, `warn` or `deny`, an unknown format or stargate target), a glob that does not parse, or asks to lower a code whose level is fixed.",
+        help: "Write a value the message accepts.",
+    }
+    InvalidSuppression {
+        name: "invalid_suppression",
+        level: Warn,
+        origin: Routex,
+        fixed: None,
+        title: "a `# routex:` comment that is not a well-formed suppression",
+        description: "A route-file comment starting with `# routex:` does not read `allow(CODE, ...)` with an optional `-- reason`, names a code that does not exist, or names a code whose level is fixed (an error stargate would still reject cannot be suppressed). The comment suppresses nothing it cannot parse.",
+        help: "Write `# routex: allow(CODE) -- reason` with codes from docs/diagnostics.md.",
+    }
+    UnusedSuppression {
+        name: "unused_suppression",
+        level: Warn,
+        origin: Routex,
+        fixed: None,
+        title: "a suppression that matched no finding",
+        description: "A suppression (a `# routex: allow(...)` comment in a route file, or a `[[suppressions]]` entry of the project configuration) matched no finding of its code where it applies: the finding is gone, or the suppression is on the wrong line or entry.",
+        help: "Remove the suppression, or move it to the line or entry of the finding.",
     }
 }

@@ -6,8 +6,12 @@
 use serde::Serialize;
 
 mod codes;
+mod levels;
 
 pub use codes::{Code, CodeInfo, Level, Origin, CODES};
+pub use levels::{
+    suppress, FixedLevel, Levels, Suppressed, Suppression, SuppressionKind, SuppressionRule,
+};
 
 /// A byte range into one source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -120,6 +124,9 @@ pub struct Report {
     pub source_name: String,
     pub text: String,
     pub diagnostics: Vec<Diagnostic>,
+    /// Findings a suppression matched ([`suppress`]): out of every count,
+    /// reported by the formats that say what was suppressed.
+    pub suppressed: Vec<Suppressed>,
 }
 
 impl Report {
@@ -128,6 +135,7 @@ impl Report {
             source_name: source_name.into(),
             text: text.into(),
             diagnostics: Vec::new(),
+            suppressed: Vec::new(),
         }
     }
 

@@ -1,5 +1,7 @@
 //! `--format github`: GitHub Actions workflow commands, one per diagnostic:
 //! `::error file=F,line=L,col=C,endLine=L,endColumn=C,title=CODE::MESSAGE`.
+//! A finding a suppression matched is a `::notice` titled `CODE
+//! (suppressed)`, its message followed by the suppression's reason.
 
 use super::Locator;
 use crate::diag::{Report, Severity};
@@ -29,6 +31,30 @@ pub fn render(reports: &[Report]) -> String {
                 at.end_line,
                 at.end_column,
                 escape_property(d.code.as_str()),
+                escape_data(&message),
+            );
+        }
+        for s in &report.suppressed {
+            let d = &s.diagnostic;
+            let at = locator.locate(d.span);
+            let how = match s.suppression.kind {
+                crate::diag::SuppressionKind::InSource => "a comment",
+                crate::diag::SuppressionKind::External => "the project configuration",
+            };
+            let mut message = format!("{}\nsuppressed by {how}", d.message);
+            if let Some(reason) = &s.suppression.justification {
+                message.push_str(": ");
+                message.push_str(reason);
+            }
+            let _ = writeln!(
+                out,
+                "::notice file={},line={},col={},endLine={},endColumn={},title={}::{}",
+                escape_property(&report.source_name),
+                at.line,
+                at.column,
+                at.end_line,
+                at.end_column,
+                escape_property(&format!("{} (suppressed)", d.code.as_str())),
                 escape_data(&message),
             );
         }

@@ -1,10 +1,13 @@
 //! `--format json`: the version-1 diagnostics document (docs/contract.md 5.1).
 //!
 //! `help` is always present, `null` when a diagnostic has none, so every
-//! entry has the same keys.
+//! entry has the same keys. Findings a suppression matched are listed
+//! apart, under `suppressed` (each entry with its `suppression`), and
+//! counted in `summary.suppressed`; `diagnostics` and the error and
+//! warning counts never include them.
 
 use super::Locator;
-use crate::diag::{Code, Report, Severity, Span};
+use crate::diag::{Code, Diagnostic, Report, Severity, Span, SuppressionKind};
 use serde::Serialize;
 
 /// Format version printed as `"version"`.
@@ -14,7 +17,22 @@ pub const VERSION: u32 = 1;
 struct Document<'a> {
     version: u32,
     diagnostics: Vec<Entry<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suppressed: Vec<SuppressedEntry<'a>>,
     summary: Summary,
+}
+
+#[derive(Serialize)]
+struct SuppressedEntry<'a> {
+    #[serde(flatten)]
+    entry: Entry<'a>,
+    suppression: SuppressionEntry<'a>,
+}
+
+#[derive(Serialize)]
+struct SuppressionEntry<'a> {
+    kind: SuppressionKind,
+    justification: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -36,6 +54,12 @@ struct Entry<'a> {
 struct Summary {
     errors: usize,
     warnings: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    suppressed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The document as a JSON value (also used by `explain` for its warnings).
@@ -51,32 +75,53 @@ pub fn render(reports: &[Report]) -> String {
     text
 }
 
+fn entry<'a>(report: &'a Report, locator: &Locator<'_>, d: &'a Diagnostic) -> Entry<'a> {
+    let at = locator.locate(d.span);
+    Entry {
+        code: d.code,
+        severity: d.severity,
+        message: &d.message,
+        source: &report.source_name,
+        span: at.span,
+        line: at.line,
+        column: at.column,
+        end_line: at.end_line,
+        end_column: at.end_column,
+        help: d.help.as_deref(),
+    }
+}
+
 fn document(reports: &[Report]) -> Document<'_> {
-    let diagnostics = reports
-        .iter()
-        .flat_map(|report| {
-            let locator = Locator::new(report);
-            report.diagnostics.iter().map(move |d| {
-                let at = locator.locate(d.span);
-                Entry {
-                    code: d.code,
-                    severity: d.severity,
-                    message: &d.message,
-                    source: &report.source_name,
-                    span: at.span,
-                    line: at.line,
-                    column: at.column,
-                    end_line: at.end_line,
-                    end_column: at.end_column,
-                    help: d.help.as_deref(),
-                }
-            })
-        })
-        .collect();
+    let mut diagnostics = Vec::new();
+    let mut suppressed = Vec::new();
+    for report in reports {
+        if report.diagnostics.is_empty() && report.suppressed.is_empty() {
+            continue;
+        }
+        let locator = Locator::new(report);
+        diagnostics.extend(
+            report
+                .diagnostics
+                .iter()
+                .map(|d| entry(report, &locator, d)),
+        );
+        suppressed.extend(report.suppressed.iter().map(|s| SuppressedEntry {
+            entry: entry(report, &locator, &s.diagnostic),
+            suppression: SuppressionEntry {
+                kind: s.suppression.kind,
+                justification: s.suppression.justification.as_deref(),
+            },
+        }));
+    }
     let (errors, warnings) = super::totals(reports);
     Document {
         version: VERSION,
         diagnostics,
-        summary: Summary { errors, warnings },
+        summary: Summary {
+            errors,
+            warnings,
+            suppressed: suppressed.len(),
+        },
+        suppressed,
     }
 }

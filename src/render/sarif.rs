@@ -14,7 +14,7 @@
 //! result but its fingerprint's hash.
 
 use super::{rules, uri, Locator, STDIN_NAME};
-use crate::diag::{Code, Diagnostic, Report, Severity, Span};
+use crate::diag::{Code, Diagnostic, Report, Severity, Span, SuppressionKind};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -214,6 +214,19 @@ struct SarifResult<'a> {
     message: Text<MessageText<'a>>,
     locations: [Location<'a>; 1],
     partial_fingerprints: Fingerprints,
+    /// Only on a finding a suppression matched (SARIF 3.27.23; GitHub code
+    /// scanning shows it as dismissed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suppressions: Option<[SarifSuppression<'a>; 1]>,
+}
+
+#[derive(Serialize)]
+struct SarifSuppression<'a> {
+    /// `inSource` (a comment) or `external` (the project configuration).
+    kind: &'static str,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    justification: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -296,6 +309,9 @@ impl<'a> Run<'a> {
         for d in reports.iter().flat_map(|r| &r.diagnostics) {
             present[slot(d.code)] = true;
         }
+        for s in reports.iter().flat_map(|r| &r.suppressed) {
+            present[slot(s.diagnostic.code)] = true;
+        }
         let mut rule_index = [0; Code::ALL.len()];
         let mut rules = Vec::new();
         for code in Code::ALL.iter().copied().filter(|c| present[slot(*c)]) {
@@ -351,10 +367,14 @@ impl<'a> Run<'a> {
 
 impl Serialize for Results<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let total = self.reports.iter().map(|r| r.diagnostics.len()).sum();
+        let total = self
+            .reports
+            .iter()
+            .map(|r| r.diagnostics.len() + r.suppressed.len())
+            .sum();
         let mut seq = serializer.serialize_seq(Some(total))?;
         for (index, (report, uri)) in self.reports.iter().zip(self.uris).enumerate() {
-            if report.diagnostics.is_empty() {
+            if report.diagnostics.is_empty() && report.suppressed.is_empty() {
                 continue;
             }
             let location = ArtifactLocation {
@@ -363,7 +383,13 @@ impl Serialize for Results<'_> {
             };
             let locator = Locator::new(report);
             let mut seen: HashMap<u64, usize> = HashMap::new();
-            for d in &report.diagnostics {
+            let findings = report.diagnostics.iter().map(|d| (d, None)).chain(
+                report
+                    .suppressed
+                    .iter()
+                    .map(|s| (&s.diagnostic, Some(&s.suppression))),
+            );
+            for (d, suppression) in findings {
                 let at = locator.locate(d.span);
                 let start = locator.index().position(at.span.start);
                 let end = locator.index().position(at.span.end);
@@ -390,6 +416,16 @@ impl Serialize for Results<'_> {
                     partial_fingerprints: Fingerprints {
                         v1: fingerprint(report, d, at.span, uri, &mut seen),
                     },
+                    suppressions: suppression.map(|s| {
+                        [SarifSuppression {
+                            kind: match s.kind {
+                                SuppressionKind::InSource => "inSource",
+                                SuppressionKind::External => "external",
+                            },
+                            status: "accepted",
+                            justification: s.justification.as_deref(),
+                        }]
+                    }),
                 })?;
             }
         }

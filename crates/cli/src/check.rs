@@ -20,11 +20,15 @@ pub struct CheckArgs {
     /// unlisted model when absent).
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The output format (default: the project configuration's `format`,
+    /// else human).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// Exit 1 on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
+    #[command(flatten)]
+    pub project: super::project::ProjectArgs,
     /// Expressions in call form or header form.
     #[arg(required = true, value_name = "EXPR")]
     pub exprs: Vec<String>,
@@ -68,23 +72,33 @@ impl From<ExplainFormat> for Format {
 }
 
 pub fn run_check(args: &CheckArgs) -> i32 {
-    let table = match load_config(args.config.as_ref(), args.format, Stream::Stdout) {
+    let mut projects = match super::project::Projects::new(&args.project) {
+        Ok(projects) => projects,
+        Err(error) => return usage_error(error),
+    };
+    let format = match projects.format(args.format, None) {
+        Ok(format) => format,
+        Err(error) => return usage_error(error),
+    };
+    let table = match load_config(args.config.as_ref(), format, Stream::Stdout) {
         Ok(table) => table,
         Err(code) => return code,
     };
     if let Err(error) = check_model(table.as_ref(), args.model.as_deref(), args.config.as_ref()) {
         return usage_error(error);
     }
-    let reports: Vec<Report> = args
-        .exprs
-        .iter()
-        .enumerate()
-        .map(|(i, expr)| {
-            let name = format!("arg:{}", i + 1);
-            routex::check::check_expression(&name, expr, table.as_ref(), args.model.as_deref()).1
-        })
-        .collect();
-    emit(&reports, args.format, Stream::Stdout, "expression", false);
+    let mut reports: Vec<Report> = Vec::with_capacity(args.exprs.len());
+    for (i, expr) in args.exprs.iter().enumerate() {
+        let name = format!("arg:{}", i + 1);
+        let mut report =
+            routex::check::check_expression(&name, expr, table.as_ref(), args.model.as_deref()).1;
+        if let Err(error) = projects.finish(None, &mut report) {
+            return usage_error(error);
+        }
+        reports.push(report);
+    }
+    reports.extend(projects.reports());
+    emit(&reports, format, Stream::Stdout, "expression", false);
     status(&reports, args.deny_warnings)
 }
 

@@ -16,8 +16,9 @@ mod fmt;
 mod git;
 pub mod human;
 pub mod input;
-mod lint;
+pub mod lint;
 pub mod output;
+pub mod project;
 pub mod schema;
 pub mod sim;
 pub mod tune;
@@ -62,8 +63,9 @@ pub enum Command {
     Decide(decide::DecideArgs),
     /// The routing simulator.
     Sim(sim::SimArgs),
-    /// Print the JSON Schema (2020-12) of lb-config.json, for editors.
-    Schema,
+    /// Print the JSON Schema (2020-12) of lb-config.json (or of
+    /// routex.toml), for editors.
+    Schema(SchemaArgs),
     /// The editor server: Language Server Protocol over stdin and stdout.
     Lsp(LspArgs),
     /// Print a shell completion script (bash, elvish, fish, powershell, zsh).
@@ -130,11 +132,19 @@ fn dispatch(command: &Command) -> i32 {
         Command::Import(args) => convert::run_import(args),
         Command::Decide(args) => decide::run(args),
         Command::Sim(args) => sim::run(args),
-        Command::Schema => schema::run(),
+        Command::Schema(args) => schema::run(args.file),
         Command::Lsp(_) => routex_lsp::run_stdio(),
         Command::Completions(args) => completions(args.shell),
         Command::Man(args) => man(args),
     }
+}
+
+/// `routex schema [FILE]`.
+#[derive(Debug, clap::Args)]
+pub struct SchemaArgs {
+    /// Which file's schema: lb-config.json or the project configuration.
+    #[arg(value_enum, default_value_t, value_name = "FILE")]
+    pub file: schema::SchemaFile,
 }
 
 #[derive(Debug, clap::Args)]

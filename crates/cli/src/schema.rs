@@ -12,8 +12,22 @@ use serde_json::{json, Map, Value};
 /// The field table of docs/configuration.md, for descriptions.
 const CONFIGURATION: &str = include_str!("../../../docs/configuration.md");
 
-pub fn run() -> i32 {
-    let mut text = serde_json::to_string_pretty(&lb_config_schema()).unwrap_or_default();
+/// The files `routex schema` describes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaFile {
+    /// stargate's lb-config.json.
+    #[default]
+    LbConfig,
+    /// The project configuration, routex.toml.
+    RoutexToml,
+}
+
+pub fn run(file: SchemaFile) -> i32 {
+    let schema = match file {
+        SchemaFile::LbConfig => lb_config_schema(),
+        SchemaFile::RoutexToml => routex_project::schema(),
+    };
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
     super::output::stdout(&text);
     super::output::OK

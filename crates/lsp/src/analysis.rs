@@ -24,7 +24,10 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    pub fn new(kind: Kind, name: &str, text: &str) -> Self {
+    /// Checks `text`; `path` (the file on disk) selects the project
+    /// configuration, read afresh so a changed `routex.toml` applies at
+    /// once.
+    pub fn new(kind: Kind, name: &str, text: &str, path: Option<&std::path::Path>) -> Self {
         let too_large = text.len() > MAX_CHECKED_BYTES && kind != Kind::Other;
         let (table, report) = match kind {
             _ if too_large => (None, Report::new(name, "")),
@@ -33,6 +36,10 @@ impl Analysis {
             Kind::Scenario => (None, scenario_report(name, text)),
             Kind::Other => (None, Report::new(name, "")),
         };
+        let mut report = report;
+        if let (Some(path), Kind::Routes | Kind::Config) = (path, kind) {
+            apply_project(path, &mut report);
+        }
         // The report's copy of the text is not needed: the document has it.
         let report = Report {
             text: String::new(),
@@ -69,6 +76,20 @@ impl Analysis {
                 .get_or_init(|| routex::syntax::parse_route_file(text).0),
         )
     }
+}
+
+/// The project configuration of `path`, as `routex lint` applies it: its
+/// suppressions and levels (its own problems are `routex lint`'s to report).
+fn apply_project(path: &std::path::Path, report: &mut Report) {
+    let dir = path.parent().unwrap_or(path);
+    let Some(found) = routex_project::discover(dir) else {
+        return;
+    };
+    let Ok(project) = routex_project::Project::load(&found) else {
+        return;
+    };
+    let mut used = vec![routex_project::Use::Unmatched; project.settings.suppressions.len()];
+    project.finish(Some(path), report, None, &mut used);
 }
 
 fn scenario_report(name: &str, text: &str) -> Report {

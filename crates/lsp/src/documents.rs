@@ -30,6 +30,9 @@ pub struct Document {
     decided: Decided,
     /// The file name, for reports ("lb-config.json").
     pub name: String,
+    /// The file on disk of a `file:` URI, for the project configuration
+    /// (`routex.toml`, found from it as `routex lint` finds it).
+    pub path: Option<std::path::PathBuf>,
     pub lines: Lines,
     analysis: OnceCell<Analysis>,
     /// Where JSON cursor scans resume; made on the first hover or
@@ -48,9 +51,16 @@ impl Document {
             kind,
             decided,
             name,
+            path: file_path(uri),
             analysis: OnceCell::new(),
             checkpoints: OnceCell::new(),
         }
+    }
+
+    /// Forgets the analysis (the project configuration changed): the next
+    /// request or publication checks the text again.
+    pub fn invalidate(&mut self) {
+        self.analysis = OnceCell::new();
     }
 
     /// The JSON context at byte `offset`, scanned from the nearest
@@ -76,7 +86,7 @@ impl Document {
     /// The analysis of the current text.
     pub fn analysis(&self) -> &Analysis {
         self.analysis
-            .get_or_init(|| Analysis::new(self.kind, &self.name, &self.text))
+            .get_or_init(|| Analysis::new(self.kind, &self.name, &self.text, self.path.as_deref()))
     }
 
     /// Applies content changes in order (ranges are in the text as left by
@@ -145,6 +155,11 @@ impl Documents {
         self.map.get_mut(uri)
     }
 
+    /// Every open document, to change.
+    pub fn all_mut(&mut self) -> impl Iterator<Item = (&Uri, &mut Document)> {
+        self.map.iter_mut()
+    }
+
     /// Every open document other than `uri`.
     pub fn others<'a>(&'a self, uri: &'a Uri) -> impl Iterator<Item = &'a Document> + 'a {
         self.map
@@ -152,6 +167,44 @@ impl Documents {
             .filter(move |(u, _)| *u != uri)
             .map(|(_, d)| d)
     }
+}
+
+/// The path of a `file:` URI, percent-decoded; `None` for other schemes
+/// (an unsaved buffer has no project).
+fn file_path(uri: &Uri) -> Option<std::path::PathBuf> {
+    if !uri
+        .scheme()
+        .is_some_and(|s| s.as_str().eq_ignore_ascii_case("file"))
+    {
+        return None;
+    }
+    let raw = uri.path().as_str().as_bytes();
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            raw[i],
+            raw.get(i + 1).copied().and_then(hex),
+            raw.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                bytes.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                bytes.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(bytes).ok().map(std::path::PathBuf::from)
+}
+
+/// Whether a document is a project configuration file, whose change
+/// re-checks every open document.
+pub fn is_project_file(uri: &Uri) -> bool {
+    routex_project::FILE_NAMES.contains(&file_name(uri).as_str())
 }
 
 /// The last path segment of a URI, percent-decoding left alone (routex

@@ -5,12 +5,12 @@
 //! request already answered is not affected. After `shutdown` every request
 //! is refused; `exit` ends the loop (status 0 after `shutdown`, else 1).
 
-use super::documents::{Document, Documents};
+use super::documents::{is_project_file, Document, Documents};
 use super::{actions, completion, diagnostics, hover, symbols};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument,
-    Notification as NotificationTrait, PublishDiagnostics,
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Notification as NotificationTrait, PublishDiagnostics,
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, DocumentSymbolRequest, Formatting, HoverRequest,
@@ -18,9 +18,9 @@ use lsp_types::request::{
 };
 use lsp_types::{
     CancelParams, CodeActionParams, CompletionParams, DidChangeTextDocumentParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DocumentFormattingParams,
-    DocumentSymbolParams, DocumentSymbolResponse, HoverParams, NumberOrString,
-    PublishDiagnosticsParams, Uri,
+    DidChangeWatchedFilesParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, DocumentFormattingParams, DocumentSymbolParams,
+    DocumentSymbolResponse, HoverParams, NumberOrString, PublishDiagnosticsParams, Uri,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -112,6 +112,18 @@ impl Server {
         }
     }
 
+    /// Forgets every analysis and republishes every open document.
+    fn reload_project(&mut self) {
+        let mut uris = Vec::new();
+        for (uri, document) in self.documents.all_mut() {
+            document.invalidate();
+            uris.push(uri.clone());
+        }
+        for uri in uris {
+            self.mark_dirty(uri);
+        }
+    }
+
     fn mark_dirty(&mut self, uri: Uri) {
         if !self.dirty.contains(&uri) {
             self.dirty.push(uri);
@@ -167,7 +179,25 @@ impl Server {
                     clear(connection, uri);
                 }
             }
-            // initialized, didSave, $/setTrace, $/cancelRequest for a request
+            // A saved or watched routex.toml changes what every open
+            // document reports: check them all again.
+            DidSaveTextDocument::METHOD => {
+                let Some(p) = parse::<DidSaveTextDocumentParams>(n.params) else {
+                    return;
+                };
+                if is_project_file(&p.text_document.uri) {
+                    self.reload_project();
+                }
+            }
+            DidChangeWatchedFiles::METHOD => {
+                let Some(p) = parse::<DidChangeWatchedFilesParams>(n.params) else {
+                    return;
+                };
+                if p.changes.iter().any(|c| is_project_file(&c.uri)) {
+                    self.reload_project();
+                }
+            }
+            // initialized, $/setTrace, $/cancelRequest for a request
             // already answered, and anything else: nothing to do.
             _ => {}
         }

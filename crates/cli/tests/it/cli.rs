@@ -8,6 +8,7 @@ mod distribution;
 mod fixtures;
 mod human;
 mod messages;
+mod project;
 mod props;
 mod render;
 pub mod run;

@@ -6,4 +6,5 @@ mod diagnostics;
 mod editors;
 mod features;
 mod neovim;
+mod project;
 mod protocol;

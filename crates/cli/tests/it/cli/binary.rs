@@ -77,11 +77,7 @@ fn oversized_files_are_refused_with_exit_2() {
     let line = "# padding padding padding padding padding padding padding padding\n";
     std::fs::write(&big, line.repeat(10 * 1024 * 1024 / line.len() + 1)).expect("write");
     let path = big.display().to_string();
-    for args in [
-        &["lint", &path][..],
-        &["build", &path],
-        &["fmt", "--check", &path],
-    ] {
+    for args in [&["build", &path][..], &["fmt", "--check", &path]] {
         let out = routex(args);
         assert_eq!(out.code, 2, "{args:?}");
         assert_eq!(
@@ -89,6 +85,13 @@ fn oversized_files_are_refused_with_exit_2() {
             format!("routex: {path}: file is larger than the 4 MiB input limit\n")
         );
     }
+    // lint reports it as a finding of that file and goes on.
+    let out = routex(&["lint", "--format", "github", &path, "examples/fleet.routes"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        format!("::error file={path},line=1,col=1,endLine=1,endColumn=1,title=unreadable_file::the file is larger than the 4 MiB input limit; the file was not linted%0Ahelp: exclude it in routex.toml (`exclude = [\"GLOB\"]`), or name only the files to lint\n")
+    );
 }
 
 #[test]
@@ -97,11 +100,20 @@ fn invalid_utf8_exits_2() {
     let file = dir.join("bad.routes");
     std::fs::write(&file, b"default = round-robin\n# \xff\xfe\n").expect("write");
     let path = file.display().to_string();
-    let out = routex(&["lint", &path]);
+    let out = routex(&["build", &path]);
     assert_eq!(out.code, 2);
     assert_eq!(
         out.stderr,
         format!("routex: {path}: not valid UTF-8 (byte 24)\n")
+    );
+    // lint: an unreadable_file finding, exit 1 by the usual rule.
+    let out = routex(&["lint", "--format", "json", &path]);
+    assert_eq!(out.code, 1);
+    let doc = super::run::json(&out.stdout);
+    assert_eq!(doc["diagnostics"][0]["code"], "unreadable_file");
+    assert_eq!(
+        doc["diagnostics"][0]["message"],
+        "not valid UTF-8 (byte 24); the file was not linted"
     );
 }
 

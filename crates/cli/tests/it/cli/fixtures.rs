@@ -10,6 +10,8 @@
 //! (`not_representable_in_header`).
 //! `.routes` is linted, then built (`default_with_arguments`). `.json` is
 //! linted as lb-config.json, then imported (`not_representable_in_route_file`).
+//! `.toml` is read as a project configuration (`routex.toml`); `.bin` is a
+//! file `lint` cannot read (`unreadable_file`).
 
 use routex::diag::{Code, Report};
 use routex::render::{github, json, sarif};
@@ -50,6 +52,11 @@ pub fn produce(path: &Path) -> Report {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let code = code_of(path);
     match path.extension().and_then(|e| e.to_str()) {
+        Some("toml") => routex_project::parse(&name, &text).report,
+        Some("bin") => match routex_cli::lint::read_file(path) {
+            Ok(Err(why)) => routex_cli::lint::unreadable(&name, &why),
+            _ => Report::new(name, ""),
+        },
         Some("expr") => {
             let expr = text.trim_end_matches(['\n', '\r']);
             let table = match code {
@@ -71,6 +78,7 @@ pub fn produce(path: &Path) -> Report {
                     source_name: name,
                     text: expr.to_string(),
                     diagnostics,
+                    suppressed: Vec::new(),
                 },
                 Ok(_) => report,
             }
@@ -114,7 +122,7 @@ const EVERY_FORMAT: &[&str] = &[
 fn every_fixture_renders_in_every_format() {
     insta::glob!(
         "../../../../../tests/inputs/diagnostics",
-        "*.{expr,routes,json}",
+        "*.{expr,routes,json,toml,bin}",
         |path| {
             let report = produce(path);
             let code = code_of(path);

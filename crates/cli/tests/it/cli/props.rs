@@ -38,6 +38,7 @@ fn report() -> impl Strategy<Value = Report> {
             source_name: name,
             text,
             diagnostics,
+            suppressed: Vec::new(),
         })
 }
 

@@ -122,3 +122,39 @@ fn schema_and_checker_agree_on_every_algorithm_and_field() {
         assert_eq!(checker_errors(&config.to_string()) == 0, ok, "{config}");
     }
 }
+
+#[test]
+fn the_project_schema_is_committed_and_agrees_with_the_reader() {
+    let out = routex(&["schema", "routex-toml"]);
+    assert_eq!(out.code, 0);
+    let committed = std::fs::read_to_string(root().join("docs/routex-toml.schema.json"))
+        .expect("docs/routex-toml.schema.json is committed");
+    assert_eq!(
+        out.stdout, committed,
+        "regenerate: routex schema routex-toml > docs/routex-toml.schema.json"
+    );
+    let validator = jsonschema::draft202012::options()
+        .build(&routex_project::schema())
+        .expect("the generated schema compiles");
+    // The same settings as TOML for the reader and as JSON for the schema.
+    let cases = [
+        (
+            "stargate = \"sessions\"\nformat = \"github\"\n[levels]\nno_queue_slo = \"allow\"\n[[overrides]]\nfiles = [\"a/**\"]\nlevels = { deprecated_alias = \"deny\" }\n[[suppressions]]\nfiles = [\"x.json\"]\ncodes = [\"normalised_value\"]\nreason = \"r\"\n",
+            json!({"stargate": "sessions", "format": "github", "levels": {"no_queue_slo": "allow"},
+                   "overrides": [{"files": ["a/**"], "levels": {"deprecated_alias": "deny"}}],
+                   "suppressions": [{"files": ["x.json"], "codes": ["normalised_value"], "reason": "r"}]}),
+        ),
+        ("formt = \"json\"\n", json!({"formt": "json"})),
+        ("format = \"xml\"\n", json!({"format": "xml"})),
+        ("[levels]\nunknown_field = \"allow\"\n", json!({"levels": {"unknown_field": "allow"}})),
+        ("[levels]\nno_queue_sol = \"allow\"\n", json!({"levels": {"no_queue_sol": "allow"}})),
+        ("[[suppressions]]\nfiles = [\"a\"]\n", json!({"suppressions": [{"files": ["a"]}]})),
+        ("[[suppressions]]\nfiles = [\"a\"]\ncodes = [\"unknown_field\"]\n", json!({"suppressions": [{"files": ["a"], "codes": ["unknown_field"]}]})),
+    ];
+    for (toml, value) in cases {
+        let clean = !routex_project::parse("routex.toml", toml)
+            .report
+            .has_errors();
+        assert_eq!(validator.is_valid(&value), clean, "{toml}");
+    }
+}
