@@ -67,7 +67,7 @@ impl Globs {
         })
     }
 
-    /// Whether the relative path (see [`relative_to`]) matches.
+    /// Whether the relative path (see `relative_to`) matches.
     pub fn matches(&self, relative: &str) -> bool {
         if self.full.is_match(relative) {
             return true;
