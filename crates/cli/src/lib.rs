@@ -22,6 +22,8 @@ pub mod project;
 pub mod schema;
 pub mod sim;
 pub mod tune;
+pub mod capacity;
+pub mod interrupt;
 
 use clap::{Parser, Subcommand, ValueEnum};
 

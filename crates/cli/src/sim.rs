@@ -28,6 +28,9 @@ pub enum SimCommand {
     /// Searches pulsar-wait-and-widen parameters for the highest goodput
     /// within a TTFT p99 bound at one offered load.
     Tune(crate::tune::TuneArgs),
+    /// Finds, per policy, the highest offered rate sustained in steady
+    /// state with a TTFT SLO attainment, by bisection over the rate.
+    Capacity(crate::capacity::CapacityArgs),
 }
 
 /// The options that change a loaded scenario, shared by `sim run`,
@@ -84,6 +87,10 @@ pub struct RunArgs {
     /// `shard-K-of-N.json` into `--out`; `sim merge` combines the shards.
     #[arg(long, value_parser = shard::Shard::parse)]
     pub shard: Option<shard::Shard>,
+    /// Prints one row per run (per seed) instead of one per (policy,
+    /// rate) cell.
+    #[arg(long)]
+    pub per_seed: bool,
 }
 
 /// Arguments of `routex sim merge`.
@@ -119,6 +126,7 @@ pub fn run(args: &SimArgs) -> i32 {
         SimCommand::Run(a) => run_scenario(a),
         SimCommand::Merge(a) => merge_shards(a),
         SimCommand::Tune(a) => crate::tune::run(a),
+        SimCommand::Capacity(a) => crate::capacity::run(a),
     }
 }
 
@@ -129,6 +137,15 @@ pub fn print_report(report: &Report) {
     }
     let style = crate::output::human_style(crate::output::Stream::Stderr);
     eprint!("{}", human::render(std::slice::from_ref(report), style));
+}
+
+/// Warnings that are not about a place in the scenario (cuts, transient
+/// cells), one `warning:` line each on stderr.
+pub fn print_warnings(warnings: &[String]) {
+    let mut err = std::io::stderr().lock();
+    for w in warnings {
+        let _ = writeln!(err, "warning: {w}");
+    }
 }
 
 /// Loads the scenario (file or built-in) and applies the overrides; the
@@ -180,6 +197,7 @@ fn run_scenario(a: &RunArgs) -> i32 {
             return crate::output::usage_error(format!("{}: cannot create: {e}", dir.display()));
         }
     }
+    print_warnings(&prepared.cut_warnings());
     let started = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let mut progress = |done: usize, total: usize| {
@@ -202,20 +220,53 @@ fn run_scenario(a: &RunArgs) -> i32 {
         .filter(|&i| a.shard.is_none_or(|s| s.owns(i)))
         .collect();
     let keys: Vec<sweep::RunKey> = owned.iter().map(|&i| all[i]).collect();
-    let runs = sweep::sweep_keys(&prepared, &keys, a.jobs.max(1), &mut progress);
+    let stop = crate::interrupt::flag();
+    let runs = sweep::sweep_keys_until(&prepared, &keys, a.jobs.max(1), stop, &mut progress);
+    let interrupted = crate::interrupt::interrupted();
+    if interrupted && tty {
+        // The progress line ends only when every run is done.
+        eprintln!();
+    }
     let wall = started.elapsed().as_secs_f64();
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(output::table(&prepared, &runs).as_bytes());
+    let table = if a.per_seed {
+        output::table_per_seed(&prepared, &runs)
+    } else {
+        output::table(&prepared, &runs)
+    };
+    let _ = stdout.write_all(table.as_bytes());
+    let _ = stdout.write_all(output::LEGEND.as_bytes());
     let requests: u64 = runs.iter().map(|r| r.result.stats.requests).sum();
     let decisions: u64 = runs.iter().map(|r| r.result.stats.decisions).sum();
     let events: u64 = runs.iter().map(|r| r.result.stats.events).sum();
-    let _ = writeln!(
-        stdout,
+    let _ = stdout.flush();
+    eprintln!(
         "{} runs ({} mode), {requests} simulated requests ({decisions} decisions, {events} events) in {wall:.1} s wall ({:.0} requests/s)",
         runs.len(),
         prepared.settings.mode.name(),
         requests as f64 / wall.max(1e-9)
     );
+    let _ = stdout.flush();
+    print_warnings(&output::run_warnings(&prepared, &runs));
+    if interrupted {
+        eprintln!(
+            "routex sim run: interrupted after {} of {} runs{}",
+            runs.len(),
+            keys.len(),
+            match (&a.out, a.shard) {
+                (Some(dir), None) => format!("; the finished runs are in {} marked incomplete", dir.display()),
+                (Some(_), Some(_)) => "; no shard file written (it would be incomplete)".into(),
+                (None, _) => String::new(),
+            }
+        );
+        if let (Some(dir), None) = (&a.out, a.shard) {
+            let written = write_files(dir, &prepared, prepared.settings.mode.name(), &runs, true);
+            if let Err(e) = written {
+                return crate::output::usage_error(format!("{}: cannot write: {e}", dir.display()));
+            }
+        }
+        return 130;
+    }
     if let Some(sh) = a.shard {
         let Some(dir) = &a.out else {
             return 0;
@@ -286,10 +337,24 @@ pub fn write_outputs(
     mode: &str,
     runs: &[sweep::RunOutput],
 ) -> std::io::Result<()> {
-    std::fs::write(
-        dir.join("summary.json"),
-        output::summary_json(prepared, mode, runs),
-    )?;
+    write_files(dir, prepared, mode, runs, false)
+}
+
+/// The four result files; `incomplete` (an interrupted sweep) is recorded
+/// in summary.json.
+fn write_files(
+    dir: &Path,
+    prepared: &Prepared,
+    mode: &str,
+    runs: &[sweep::RunOutput],
+    incomplete: bool,
+) -> std::io::Result<()> {
+    let summary = if incomplete {
+        output::summary_json_incomplete(prepared, mode, runs)
+    } else {
+        output::summary_json(prepared, mode, runs)
+    };
+    std::fs::write(dir.join("summary.json"), summary)?;
     std::fs::write(dir.join("summary.csv"), output::summary_csv(prepared, runs))?;
     std::fs::write(
         dir.join("timeseries.csv"),

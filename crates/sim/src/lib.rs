@@ -30,6 +30,7 @@ pub mod plot;
 pub mod scenario;
 pub mod shard;
 pub mod sweep;
+pub mod capacity;
 pub mod tune;
 
 pub use metrics::{Bin, RunDiagnostics, RunMetrics};
@@ -59,6 +60,7 @@ mod park;
 pub(crate) mod policy;
 mod publish;
 mod routers;
+pub mod steady;
 mod time;
 mod topology;
 mod wait;

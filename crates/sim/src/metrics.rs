@@ -17,6 +17,8 @@ pub enum Outcome {
 #[derive(Clone, Copy, Debug)]
 pub struct Record {
     pub arrival: Micros,
+    /// When the request was resolved, whatever its outcome.
+    pub finished: Micros,
     pub outcome: Outcome,
     pub input: u64,
     pub reused: u64,
@@ -86,6 +88,27 @@ pub struct RunMetrics {
     /// Share of succeeded requests whose routing delay was at least 300 ms / 1 s.
     pub waited_300ms: f64,
     pub waited_1s: f64,
+    /// The window's requests per second of window.
+    #[serde(default)]
+    pub offered_rps: f64,
+    /// Requests in the system at the window's start and end, and the
+    /// growth as a share of the window's requests (docs/simulator.md,
+    /// "Steady-state measurement").
+    #[serde(default)]
+    pub backlog_start: u64,
+    #[serde(default)]
+    pub backlog_end: u64,
+    #[serde(default)]
+    pub backlog_growth: f64,
+    /// Share of the window's requests that finished after it.
+    #[serde(default)]
+    pub late_share: f64,
+    /// p99 of a window request's lifetime (arrival to its end), ms.
+    #[serde(default)]
+    pub lifetime_p99_ms: f64,
+    /// Whether the window is a steady state ([`crate::steady::is_steady`]).
+    #[serde(default)]
+    pub steady: bool,
 }
 
 /// B2.5 diagnostics of one run.
@@ -137,6 +160,7 @@ pub fn summarize(
     let ttft = sorted_ms(ok.iter().map(|r| r.ttft_us));
     let delay = sorted_ms(ok.iter().map(|r| r.routing_delay_us));
     let backend_ttft = sorted_ms(ok.iter().map(|r| r.backend_ttft_us));
+    let steadiness = crate::steady::assess(records, from, to);
 
     let mut diag = RunDiagnostics {
         served: vec![0; backends],
@@ -198,6 +222,13 @@ pub fn summarize(
                 .count() as f64,
             n_ok,
         ),
+        offered_rps: ratio(measured.len() as f64, duration_s),
+        backlog_start: steadiness.backlog_start,
+        backlog_end: steadiness.backlog_end,
+        backlog_growth: steadiness.backlog_growth,
+        late_share: steadiness.late_share,
+        lifetime_p99_ms: steadiness.lifetime_p99_ms,
+        steady: steadiness.steady,
     };
     (metrics, diag)
 }
@@ -238,6 +269,7 @@ mod tests {
     fn rec(arrival: Micros, outcome: Outcome, ttft_ms: u64, reused: u64) -> Record {
         Record {
             arrival,
+            finished: arrival + ttft_ms * 1_000,
             outcome,
             input: 100,
             reused,

@@ -34,12 +34,23 @@ pub const METRICS: &[&str] = &[
     "waited_1s",
     "measured",
     "succeeded",
+    "offered_rps",
+    "backlog_start",
+    "backlog_end",
+    "backlog_growth",
+    "late_share",
+    "lifetime_p99_ms",
+    "steady",
 ];
 
 /// A metric by name, as f64.
 pub fn metric(m: &RunMetrics, name: &str) -> f64 {
     let v = serde_json::to_value(m).unwrap_or(Value::Null);
-    v.get(name).and_then(Value::as_f64).unwrap_or(f64::NAN)
+    match v.get(name) {
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        Some(x) => x.as_f64().unwrap_or(f64::NAN),
+        None => f64::NAN,
+    }
 }
 
 fn metric_map(m: &RunMetrics) -> Map<String, Value> {
@@ -73,7 +84,59 @@ pub fn cells(runs: &[RunOutput]) -> Vec<(usize, f64, Vec<&RunOutput>)> {
     out
 }
 
+/// The scenario as run (after the command line's options, as normalised
+/// JSON) and the replayed trace's totals, hashed: equal hashes, equal runs.
+pub fn scenario_hash(p: &Prepared) -> String {
+    let file = serde_json::to_string(&p.file).unwrap_or_default();
+    let trace = serde_json::to_string(&p.trace).unwrap_or_default();
+    format!(
+        "xxh3-64:{:016x}",
+        xxhash_rust::xxh3::xxh3_64(format!("{file}\n{trace}").as_bytes())
+    )
+}
+
+/// Per policy, what `routex explain` prints for it against the scenario's
+/// base configuration and model: the resolved settings and where each
+/// came from (default, config, expression, implied). The simulator's own
+/// baselines (`legacy-band-walk`, the peers' routers) are not routing
+/// expressions and resolve to `null`.
+fn resolved_policies(p: &Prepared) -> Value {
+    let table = p.route_table();
+    let model = Some(p.file.router.model.as_str());
+    let list: Vec<Value> = p
+        .policies
+        .iter()
+        .map(|pol| {
+            let resolved = match &pol.kind {
+                crate::policy::PolicyKind::Core(_) => {
+                    let (explanation, _) = routex::check::explain_expression(
+                        &pol.name,
+                        &pol.text,
+                        table.as_ref(),
+                        model,
+                    );
+                    explanation.map_or(Value::Null, |e| routex::render::explain::to_value(&e))
+                }
+                _ => Value::Null,
+            };
+            json!({"name": pol.name, "expression": pol.text, "resolved": resolved})
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// summary.json of a complete sweep.
 pub fn summary_json(p: &Prepared, mode: &str, runs: &[RunOutput]) -> String {
+    summary_doc(p, mode, runs, false)
+}
+
+/// summary.json of an interrupted sweep: the finished runs only, with
+/// `"incomplete": true` and a warning saying how many ran.
+pub fn summary_json_incomplete(p: &Prepared, mode: &str, runs: &[RunOutput]) -> String {
+    summary_doc(p, mode, runs, true)
+}
+
+fn summary_doc(p: &Prepared, mode: &str, runs: &[RunOutput], incomplete: bool) -> String {
     let run_values: Vec<Value> = runs
         .iter()
         .map(|r| {
@@ -101,7 +164,8 @@ pub fn summary_json(p: &Prepared, mode: &str, runs: &[RunOutput]) -> String {
             obj.insert("policy".into(), json!(p.policies[policy].name));
             obj.insert("rate_rps".into(), json!(rate));
             obj.insert("seeds".into(), json!(group.len()));
-            for k in METRICS {
+            obj.insert("steady".into(), json!(cell_is_steady(&group)));
+            for k in METRICS.iter().filter(|k| **k != "steady") {
                 let values: Vec<f64> = group.iter().map(|r| metric(&r.result.metrics, k)).collect();
                 let (med, min, max) = median_min_max(&values);
                 obj.insert((*k).into(), json!({"median": med, "min": min, "max": max}));
@@ -109,7 +173,7 @@ pub fn summary_json(p: &Prepared, mode: &str, runs: &[RunOutput]) -> String {
             Value::Object(obj)
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "scenario": p.file.name,
         "mode": mode,
         "warmup_s": p.file.warmup_s,
@@ -117,8 +181,21 @@ pub fn summary_json(p: &Prepared, mode: &str, runs: &[RunOutput]) -> String {
         "backends": p.settings.topology.backends.iter().map(|b| b.id.clone()).collect::<Vec<_>>(),
         "runs": run_values,
         "aggregates": aggregates,
+        "warnings": warnings(p, runs),
+        "scenario_hash": scenario_hash(p),
+        "routex_version": env!("CARGO_PKG_VERSION"),
+        "policies": resolved_policies(p),
     });
-    let mut doc = doc;
+    if let (true, Value::Object(map)) = (incomplete, &mut doc) {
+        map.insert("incomplete".into(), json!(true));
+        if let Some(Value::Array(w)) = map.get_mut("warnings") {
+            w.push(json!(format!(
+                "interrupted: {} of {} runs finished; the missing cells and seeds were not run",
+                runs.len(),
+                crate::sweep::run_keys(p).len()
+            )));
+        }
+    }
     if let (Some(t), Value::Object(map)) = (&p.trace, &mut doc) {
         map.insert("trace".into(), json!(t));
     }
@@ -186,21 +263,102 @@ fn rate_text(rate: f64) -> String {
     }
 }
 
-/// The printed table: one row per run, wall time included.
+/// A cell's state: `steady`, or `trans k/n` when k of its n seeds'
+/// windows are transient.
+fn cell_state(group: &[&RunOutput]) -> String {
+    let transient = group.iter().filter(|r| !r.result.metrics.steady).count();
+    if transient == 0 {
+        "steady".into()
+    } else {
+        format!("trans {transient}/{}", group.len())
+    }
+}
+
+/// Whether every seed of a cell measured a steady window.
+pub fn cell_is_steady(group: &[&RunOutput]) -> bool {
+    group.iter().all(|r| r.result.metrics.steady)
+}
+
+/// The printed table: one row per (policy, rate) cell, the median over
+/// seeds (goodput with its min-max). Nothing in it depends on the
+/// machine (wall time is in the per-seed table and on stderr).
 pub fn table(p: &Prepared, runs: &[RunOutput]) -> String {
     let mut s = format!(
-        "{:<18} {:>5} {:>4} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>8} {:>8} {:>8} {:>5} {:>6} {:>7} {:>7} {:>9} {:>8}\n",
-        "policy", "rps", "seed", "goodput", "thruput", "slo%", "no-route", "429", "timeout",
-        "ttft50", "ttft99", "route99", "hit%", "reuse%", "cross%", "offpri%", "peak/mean", "wall ms"
+        "{:<18} {:>7} {:>5} {:<9} {:>8} {:>13} {:>6} {:>8} {:>8} {:>8} {:>5} {:>6} {:>6} {:>7} {:>8} {:>7} {:>6} {:>9}\n",
+        "policy", "RPS", "seeds", "state", "goodput", "[min-max]", "slo%", "ttft50", "ttft99", "route99",
+        "hit%", "reuse%", "429", "timeout", "no-route", "offpri%", "cross%", "peak/mean"
+    );
+    let _ = writeln!(
+        s,
+        "{:<18} {:>7} {:>5} {:<9} {:>8} {:>13} {:>6} {:>8} {:>8} {:>8} {:>5} {:>6} {:>6} {:>7} {:>8} {:>7} {:>6} {:>9}",
+        "", "offered", "", "", "RPS", "RPS", "%", "ms", "ms", "ms", "%", "%", "count", "count", "count", "%", "%", "ratio"
+    );
+    for (policy, rate, group) in cells(runs) {
+        let med = |k: &str| {
+            let v: Vec<f64> = group.iter().map(|r| metric(&r.result.metrics, k)).collect();
+            median_min_max(&v)
+        };
+        let (good, lo, hi) = med("goodput_rps");
+        let _ = writeln!(
+            s,
+            "{:<18} {:>7} {:>5} {:<9} {:>8.1} {:>13} {:>6.1} {:>8.0} {:>8.0} {:>8.0} {:>5.1} {:>6.1} {:>6.0} {:>7.0} {:>8.0} {:>7.1} {:>6.1} {:>9.2}",
+            p.policies[policy].name,
+            rate_text(rate),
+            group.len(),
+            cell_state(&group),
+            good,
+            format!("[{lo:.1}-{hi:.1}]"),
+            med("slo_attainment").0 * 100.0,
+            med("ttft_p50_ms").0,
+            med("ttft_p99_ms").0,
+            med("routing_delay_p99_ms").0,
+            med("cache_hit_rate").0 * 100.0,
+            med("token_reuse").0 * 100.0,
+            med("mismatch_rejections").0,
+            med("timed_out").0,
+            med("no_route").0,
+            med("off_primary").0 * 100.0,
+            med("cross_region").0 * 100.0,
+            med("peak_to_mean").0,
+        );
+    }
+    s
+}
+
+/// What every column of [`table`] means, printed under it.
+pub const LEGEND: &str = "\
+Each row is one (policy, offered rate) cell: the median over its seeds; goodput also shows the seeds' [min-max].
+  RPS        offered rate, requests per second (a trace: speed-up x the trace's native rate)
+  state      steady: every seed's backlog (requests arrived, not finished) stayed level across the measured
+             window; trans k/n: it grew in k of n seeds, so the window's figures are a transient, not a capacity
+  goodput    requests per second of window that succeeded with TTFT within client.ttft_slo_ms
+  slo%       share of the window's requests that succeeded within that TTFT SLO
+  ttft50/99  time to first token of succeeded requests, p50 and p99, ms
+  route99    routing delay (arrival to dispatch) p99, ms
+  hit%       share of succeeded requests that reused any cached prefix
+  reuse%     share of succeeded requests' input tokens served from cache; equal to hit% when every hit reuses the
+             whole prompt and prompts have one size (engine v1 caches a key's whole prompt; workload R has one size)
+  429        queue-mismatch rejections; timeout: requests the client abandoned; no-route: requests no backend took
+  offpri%    share served off their key's primary backend; cross%: served outside their entry router's region
+  peak/mean  requests served by the busiest backend over the mean per backend
+";
+
+/// The per-seed table (`--per-seed`): one row per run, wall time last.
+pub fn table_per_seed(p: &Prepared, runs: &[RunOutput]) -> String {
+    let mut s = format!(
+        "{:<18} {:>5} {:>4} {:<6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>8} {:>8} {:>8} {:>5} {:>6} {:>7} {:>7} {:>9} {:>8}\n",
+        "policy", "RPS", "seed", "state", "goodput", "thruput", "slo%", "no-route", "429", "timeout",
+        "ttft50ms", "ttft99ms", "route99", "hit%", "reuse%", "cross%", "offpri%", "peak/mean", "wall ms"
     );
     for r in runs {
         let m = &r.result.metrics;
         let _ = writeln!(
             s,
-            "{:<18} {:>5} {:>4} {:>8.1} {:>8.1} {:>6.1} {:>8} {:>6} {:>7} {:>8.0} {:>8.0} {:>8.0} {:>5.1} {:>6.1} {:>7.1} {:>7.1} {:>9.2} {:>8.0}",
+            "{:<18} {:>5} {:>4} {:<6} {:>8.1} {:>8.1} {:>6.1} {:>8} {:>6} {:>7} {:>8.0} {:>8.0} {:>8.0} {:>5.1} {:>6.1} {:>7.1} {:>7.1} {:>9.2} {:>8.0}",
             p.policies[r.key.policy].name,
             rate_text(r.key.rate_rps),
             r.key.seed,
+            if m.steady { "steady" } else { "trans" },
             m.goodput_rps,
             m.throughput_rps,
             m.slo_attainment * 100.0,
@@ -219,6 +377,47 @@ pub fn table(p: &Prepared, runs: &[RunOutput]) -> String {
         );
     }
     s
+}
+
+/// Warnings that depend on the runs' results: cells whose window is
+/// shorter than their p99 request lifetime, and transient cells.
+pub fn run_warnings(p: &Prepared, runs: &[RunOutput]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut transient = Vec::new();
+    for (policy, rate, group) in cells(runs) {
+        let name = &p.policies[policy].name;
+        let longest = group
+            .iter()
+            .map(|r| r.result.metrics.lifetime_p99_ms)
+            .fold(0.0, f64::max);
+        if longest > p.file.measure_s * 1_000.0 {
+            out.push(format!(
+                "{name} at {} RPS: the p99 request lifetime ({:.1} s) is longer than the {} s window, so its figures are transient",
+                rate_text(rate),
+                longest / 1_000.0,
+                p.file.measure_s
+            ));
+        }
+        if !cell_is_steady(&group) {
+            transient.push(format!("{name} at {}", rate_text(rate)));
+        }
+    }
+    if !transient.is_empty() {
+        out.push(format!(
+            "{} of {} cells are transient (the backlog grew across the window in at least one seed; `trans` in the table): {}; their goodput is not a capacity",
+            transient.len(),
+            cells(runs).len(),
+            transient.join(", ")
+        ));
+    }
+    out
+}
+
+/// Every warning of a sweep: the cuts, then the results'.
+pub fn warnings(p: &Prepared, runs: &[RunOutput]) -> Vec<String> {
+    let mut w = p.cut_warnings();
+    w.extend(run_warnings(p, runs));
+    w
 }
 
 #[cfg(test)]

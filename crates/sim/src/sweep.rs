@@ -4,7 +4,7 @@
 
 use super::run::{run, RunResult};
 use super::scenario::Prepared;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -56,6 +56,19 @@ pub fn sweep_keys(
     jobs: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Vec<RunOutput> {
+    sweep_keys_until(p, keys, jobs, &AtomicBool::new(false), progress)
+}
+
+/// [`sweep_keys`] that starts no new run once `stop` is set (Ctrl-C): the
+/// runs in progress finish, and the finished runs come back in the keys'
+/// order.
+pub fn sweep_keys_until(
+    p: &Prepared,
+    keys: &[RunKey],
+    jobs: usize,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<RunOutput> {
     let total = keys.len();
     let next = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<RunOutput>>> = Mutex::new(vec![None; total]);
@@ -69,6 +82,9 @@ pub fn sweep_keys(
                 let Some(&key) = keys.get(i) else {
                     break;
                 };
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
                 let started = Instant::now();
                 let policy = &p.policies[key.policy].kind;
                 let result = run(&p.settings, policy, key.rate_rps, key.seed);

@@ -341,6 +341,7 @@ impl<'a> Sim<'a> {
         let r = &mut self.reqs[i as usize];
         if r.outcome.is_none() {
             r.outcome = Some(outcome);
+            r.resolved_at = self.now;
             self.resolved += 1;
             if self.s.max_in_flight.is_some() {
                 // Closed loop: the next waiting request goes out now.

@@ -56,6 +56,7 @@ impl Sim<'_> {
                 let entry_region = topo.routers.get(p.router as usize).map(|r| r.region);
                 Record {
                     arrival: p.arrival,
+                    finished: st.resolved_at,
                     outcome: st.outcome.unwrap_or(Outcome::TimedOut),
                     input: p.input,
                     reused: st.reused,

@@ -38,6 +38,8 @@ pub(super) struct ReqState {
     pub(super) client_first_token: Micros,
     /// Client-side last token of a completed request.
     pub(super) client_done: Micros,
+    /// When the request was resolved (succeeded, failed or timed out).
+    pub(super) resolved_at: Micros,
 }
 
 impl ReqState {
@@ -60,6 +62,7 @@ impl ReqState {
             engine_first_token: 0,
             client_first_token: 0,
             client_done: 0,
+            resolved_at: 0,
         }
     }
 }

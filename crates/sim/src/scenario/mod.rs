@@ -4,6 +4,7 @@
 
 mod spans;
 mod validate;
+pub mod window;
 
 use super::engine::EngineParams;
 use super::park::WaitMode;
@@ -135,6 +136,11 @@ pub struct Prepared {
     pub warnings: Report,
     /// What the replayed trace holds, when the workload is a trace.
     pub trace: Option<TraceSummary>,
+    /// The replayed trace itself (for the cut warnings and rate checks).
+    pub replayed: Option<Arc<Trace>>,
+    /// The scenario file's warm-up and window when an override (`--quick`)
+    /// replaced them.
+    pub asked_window: Option<(f64, f64)>,
 }
 
 /// A replayed trace's totals (written to `summary.json`).
@@ -150,6 +156,8 @@ pub struct TraceSummary {
 impl Prepared {
     /// `--quick`: seed 1, 30 s warmup, 90 s measured.
     pub fn quick(&mut self) {
+        self.asked_window
+            .get_or_insert((self.file.warmup_s, self.file.measure_s));
         self.file.seeds = vec![1];
         self.set_window(30.0, 90.0);
     }
@@ -249,9 +257,11 @@ pub fn load_with(
         .clone()
         .map(|w| Arc::new(w) as Arc<dyn WorkloadSource>);
     let mut summary = None;
+    let mut replayed = None;
     if let Some(spec) = file.trace.clone() {
         if let Some(trace) = read_trace(&spec, options, &mut invalid) {
             validate::trace_window(&mut file, &trace, &mut invalid);
+            window::check_trace_rates(&file, &trace, &mut invalid);
             summary = Some(TraceSummary {
                 requests: trace.len(),
                 span_s: trace.span_s(),
@@ -259,7 +269,9 @@ pub fn load_with(
                 distinct_keys: trace.distinct_keys(),
                 distinct_blocks: trace.block_ids(),
             });
-            workload = Some(Arc::new(trace));
+            let trace = Arc::new(trace);
+            replayed = Some(Arc::clone(&trace));
+            workload = Some(trace);
         }
     }
     let at = spans.value("base_config");
@@ -283,6 +295,8 @@ pub fn load_with(
         policies,
         warnings: report,
         trace: summary,
+        replayed,
+        asked_window: None,
     })
 }
 

@@ -396,17 +396,5 @@ pub(super) fn trace_window(f: &mut ScenarioFile, trace: &Trace, err: &mut Err<'_
             f.rates_rps = t.speedups.iter().map(|s| s * native).collect();
         }
     }
-    for &rate in &f.rates_rps {
-        let span = trace.span_s() * native / rate;
-        if span <= f.warmup_s {
-            err(
-                "warmup_s",
-                format!(
-                    "at {rate:.3} RPS (speed-up {:.3}) the trace lasts {span:.1} s, not past the {} s warmup",
-                    rate / native,
-                    f.warmup_s
-                ),
-            );
-        }
-    }
+    // A trace shorter than warm-up + window is repeated (window.rs).
 }

@@ -148,20 +148,12 @@ pub fn rungs(seeds: &[u64], eta: usize) -> Vec<Rung> {
     out
 }
 
-/// A rung's warmup and measured window: `fraction` of the run's effective
-/// horizon, which for a trace ends with the trace compressed to the rate
-/// (its span x native rate / rate), so that a third of the window is a
-/// third of the requests there too.
-pub fn window(p: &Prepared, rate_rps: f64, fraction: f64) -> (f64, f64) {
-    let (warmup, measure) = (p.file.warmup_s, p.file.measure_s);
-    let mut horizon = warmup + measure;
-    if let Some(t) = &p.trace {
-        if rate_rps > 0.0 {
-            horizon = horizon.min(t.span_s * t.native_rps / rate_rps);
-        }
-    }
-    let warmup = warmup * fraction;
-    (warmup, (horizon * fraction - warmup).max(f64::MIN_POSITIVE))
+/// A rung's warmup and measured window: `fraction` of the scenario's. A
+/// trace shorter than the horizon at the rate is repeated to fill it
+/// (docs/simulator.md, "Steady-state measurement"), so the rate does not
+/// change the window.
+pub fn window(p: &Prepared, _rate_rps: f64, fraction: f64) -> (f64, f64) {
+    (p.file.warmup_s * fraction, p.file.measure_s * fraction)
 }
 
 /// How many of `n` ranked trials move on: ceil(n / eta), at least one.

@@ -40,6 +40,30 @@ pub struct TraceSpec {
     /// Replays only the first this many requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_requests: Option<u64>,
+    /// What a repetition of the trace (when it is shorter than warm-up +
+    /// window at the offered rate) reuses of the earlier ones.
+    #[serde(default, skip_serializing_if = "Repeat::is_fresh")]
+    pub repeat: Repeat,
+}
+
+/// How a trace shorter than the run's horizon is repeated
+/// (docs/simulator.md, "Steady-state measurement").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Repeat {
+    /// Every repetition gets block ids and affinity keys no earlier
+    /// repetition used: new users, so repetition invents no reuse.
+    #[default]
+    Fresh,
+    /// Every repetition keeps the trace's block ids and keys: the same
+    /// users come back, and their prefixes may still be cached.
+    Same,
+}
+
+impl Repeat {
+    fn is_fresh(&self) -> bool {
+        *self == Repeat::Fresh
+    }
 }
 
 fn default_format() -> String {
@@ -139,6 +163,9 @@ pub struct Trace {
     blocks: Arc<[u32]>,
     block_ids: u32,
     block_tokens: u64,
+    repeat: Repeat,
+    /// With `max_requests`: the requests the file holds (non-blank lines).
+    file_requests: Option<u64>,
 }
 
 /// Largest sizes a request may ask for (the synthetic workload's bounds).
@@ -164,8 +191,13 @@ impl Trace {
         let mut buf = Vec::new();
         let mut line_no = 0u64;
         let max = spec.max_requests.unwrap_or(u64::MAX);
+        let mut file_requests = None;
         loop {
-            if requests.len() as u64 >= max || errors.len() >= limits.errors {
+            if requests.len() as u64 >= max {
+                file_requests = Some(max + count_lines(&mut reader));
+                break;
+            }
+            if errors.len() >= limits.errors {
                 break;
             }
             buf.clear();
@@ -308,9 +340,91 @@ impl Trace {
             block_ids: intern.len() as u32,
             blocks: blocks.into(),
             block_tokens: spec.block_tokens,
+            repeat: spec.repeat,
+            file_requests,
         })
     }
 
+    /// The requests the file holds when `max_requests` cut it (`None`
+    /// when every request was read).
+    pub fn file_requests(&self) -> Option<u64> {
+        self.file_requests.filter(|&n| n > self.requests.len() as u64)
+    }
+
+    /// The time from one repetition's first arrival to the next one's, at
+    /// speed-up 1: the span plus one mean gap, so the request rate over
+    /// repetitions stays the native rate's (n - 1) / n.
+    fn period_us(&self) -> f64 {
+        let n = self.requests.len() as f64;
+        let span = self.span_s() * 1e6;
+        if n > 1.0 {
+            span * n / (n - 1.0)
+        } else {
+            span
+        }
+    }
+
+    /// How a run at `rate_rps` over `horizon_s` replays the trace: the
+    /// requests it plans and how many times the trace starts (1 = no
+    /// repetition).
+    pub fn replay(&self, rate_rps: f64, horizon_s: f64) -> Replay {
+        let mut out = Replay::default();
+        if !(rate_rps > 0.0) || self.requests.is_empty() {
+            return out;
+        }
+        let scale = self.native_rps() / rate_rps;
+        let horizon = horizon_s * 1e6;
+        let period = self.period_us() * scale;
+        let full = if period > 0.0 { (horizon / period).floor() } else { 0.0 };
+        let full = full.min(u32::MAX as f64) as u64;
+        let cut_at = horizon - full as f64 * period;
+        let partial = self
+            .requests
+            .partition_point(|r| ((r.at_us as f64) * scale).round() < cut_at)
+            as u64;
+        out.requests = full.saturating_mul(self.requests.len() as u64).saturating_add(partial);
+        out.repetitions = full + u64::from(partial > 0);
+        out
+    }
+}
+
+/// [`Trace::replay`]'s answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Replay {
+    pub requests: u64,
+    /// Times the trace starts within the horizon (1 = played once, maybe
+    /// in part).
+    pub repetitions: u64,
+}
+
+/// Non-blank lines left in a reader (cheap: no parsing), saturating.
+fn count_lines(reader: &mut impl BufRead) -> u64 {
+    let mut n = 0u64;
+    let mut blank = true;
+    loop {
+        let (consumed, done) = match reader.fill_buf() {
+            Ok([]) | Err(_) => break,
+            Ok(buf) => {
+                for &b in buf {
+                    if b == b'\n' {
+                        n = n.saturating_add(u64::from(!blank));
+                        blank = true;
+                    } else if !b.is_ascii_whitespace() {
+                        blank = false;
+                    }
+                }
+                (buf.len(), false)
+            }
+        };
+        reader.consume(consumed);
+        if done {
+            break;
+        }
+    }
+    n + u64::from(!blank)
+}
+
+impl Trace {
     pub fn len(&self) -> usize {
         self.requests.len()
     }
@@ -332,12 +446,24 @@ impl Trace {
     pub fn block_ids(&self) -> u32 {
         self.block_ids
     }
+
+    /// Block references over all requests.
+    pub fn block_refs(&self) -> usize {
+        self.blocks.len()
+    }
+
+    pub fn repeat(&self) -> Repeat {
+        self.repeat
+    }
 }
 
 impl WorkloadSource for Trace {
-    /// Compresses time by rate / native rate; keeps the arrivals before the
-    /// horizon. Per request, in trace order, the `WORKLOAD` stream draws the
-    /// entry router, the TTFT jitter and the decode rate.
+    /// Compresses time by rate / native rate and repeats the trace until
+    /// the horizon: repetition k starts k periods (span plus one mean gap)
+    /// after the first, with fresh block ids and keys unless the trace
+    /// says `"repeat": "same"`. Per request, in replay order, the
+    /// `WORKLOAD` stream draws the entry router, the TTFT jitter and the
+    /// decode rate, so every speed-up and policy sees the same draws.
     fn plan(&self, shape: &PlanShape<'_>, rng: &mut ChaCha8Rng) -> Plan {
         let scale = if shape.rate_rps > 0.0 {
             self.native_rps() / shape.rate_rps
@@ -354,12 +480,27 @@ impl WorkloadSource for Trace {
                 total
             })
             .collect();
-        let mut requests = Vec::with_capacity(self.requests.len());
-        if !router_cdf.is_empty() && scale.is_finite() {
+        let replay = self.replay(shape.rate_rps, shape.horizon_s);
+        let reps = replay.repetitions.max(1);
+        let fresh = self.repeat == Repeat::Fresh && reps > 1;
+        let mut requests = Vec::with_capacity(replay.requests.min(50_000_000) as usize);
+        let keys = self.key_names.len() as u32;
+        let period = self.period_us() * scale;
+        let mut used = 0u64;
+        'reps: for k in 0..reps {
+            if router_cdf.is_empty() || !scale.is_finite() {
+                break;
+            }
+            let offset = k as f64 * period;
+            let (block_shift, key_shift) = if fresh {
+                ((k as usize * self.blocks.len()) as u32, k as u32 * keys)
+            } else {
+                (0, 0)
+            };
             for r in &self.requests {
-                let arrival = (r.at_us as f64 * scale).round() as Micros;
+                let arrival = (offset + (r.at_us as f64 * scale).round()).round() as Micros;
                 if arrival >= horizon {
-                    break;
+                    break 'reps;
                 }
                 let u: f64 = rng.random();
                 let router = router_cdf
@@ -368,32 +509,65 @@ impl WorkloadSource for Trace {
                 let jitter_ms = shape.ttft_jitter_ms * rng.random::<f64>();
                 let [lo, hi] = shape.decode_tps;
                 let decode_tps = lo + (hi - lo) * rng.random::<f64>();
+                used = k + 1;
                 requests.push(PlannedRequest {
                     arrival,
-                    key: r.key,
+                    key: if r.key == u32::MAX { r.key } else { r.key + key_shift },
                     input: r.input,
                     output: r.output,
                     router: router as u32,
                     jitter_ms,
                     decode_tps,
-                    blocks: r.blocks,
+                    blocks: BlockSpan {
+                        start: r.blocks.start + block_shift,
+                        len: r.blocks.len,
+                    },
                 });
             }
         }
-        let last = (self.span_s() * 1e6 * scale).round();
-        let end = if last.is_finite() {
-            horizon.min(last as Micros + 1)
+        let (key_names, blocks, block_ids) = if fresh && used > 1 {
+            self.fresh_ids(used as usize)
         } else {
-            horizon
+            (
+                Arc::clone(&self.key_names),
+                Arc::clone(&self.blocks),
+                self.block_ids,
+            )
         };
         Plan {
             requests,
-            key_names: Arc::clone(&self.key_names),
-            blocks: Arc::clone(&self.blocks),
-            block_ids: self.block_ids,
+            key_names,
+            blocks,
+            block_ids,
             block_tokens: self.block_tokens,
-            end,
+            end: horizon,
         }
+    }
+}
+
+impl Trace {
+    /// Keys, block list and block-id count for `reps` repetitions with
+    /// fresh ids: repetition k's block ids are the trace's plus k x the
+    /// trace's distinct blocks, its keys the trace's with `~k` appended.
+    fn fresh_ids(&self, reps: usize) -> (Arc<[String]>, Arc<[u32]>, u32) {
+        let mut names = Vec::with_capacity(self.key_names.len() * reps);
+        let mut blocks = Vec::with_capacity(self.blocks.len() * reps);
+        for k in 0..reps {
+            let shift = k as u32 * self.block_ids;
+            blocks.extend(self.blocks.iter().map(|b| b + shift));
+            names.extend(self.key_names.iter().map(|name| {
+                if k == 0 {
+                    name.clone()
+                } else {
+                    format!("{name}~{k}")
+                }
+            }));
+        }
+        (
+            names.into(),
+            blocks.into(),
+            self.block_ids.saturating_mul(reps as u32),
+        )
     }
 }
 
@@ -410,6 +584,7 @@ mod tests {
             speedups: Vec::new(),
             affinity_key: AffinityRule::default(),
             max_requests: None,
+            repeat: Repeat::Fresh,
         }
     }
 
@@ -488,18 +663,19 @@ mod tests {
     #[test]
     fn compression_scales_arrivals_and_keeps_blocks() {
         let t = Trace::read(GOOD.as_bytes(), &spec(), Limits::default()).expect("good");
-        let shape = |rate_rps| PlanShape {
+        let shape = |rate_rps, horizon_s| PlanShape {
             rate_rps,
-            horizon_s: 100.0,
+            horizon_s,
             router_weights: &[1.0, 1.0],
             ttft_jitter_ms: 20.0,
             decode_tps: [128.0, 200.0],
         };
-        let native = t.plan(&shape(1.5), &mut stream(1, Stream::Workload));
+        // Horizons within one pass of the trace (no repetition).
+        let native = t.plan(&shape(1.5, 2.5), &mut stream(1, Stream::Workload));
         let arrivals: Vec<Micros> = native.requests.iter().map(|r| r.arrival).collect();
         assert_eq!(arrivals, vec![0, 500_000, 2_000_000]);
-        assert_eq!(native.end, 2_000_001);
-        let fast = t.plan(&shape(6.0), &mut stream(1, Stream::Workload));
+        assert_eq!(native.end, 2_500_000);
+        let fast = t.plan(&shape(6.0, 0.6), &mut stream(1, Stream::Workload));
         let arrivals: Vec<Micros> = fast.requests.iter().map(|r| r.arrival).collect();
         assert_eq!(arrivals, vec![0, 125_000, 500_000], "4 x faster");
         assert_eq!(fast.blocks_of(&fast.requests[1]), &[0, 1, 2]);
@@ -508,9 +684,77 @@ mod tests {
         // The same draws whatever the speed-up.
         let routers = |p: &Plan| p.requests.iter().map(|r| r.router).collect::<Vec<_>>();
         assert_eq!(routers(&native), routers(&fast));
-        let mut cut = shape(1.5);
-        cut.horizon_s = 1.0;
+        let cut = shape(1.5, 1.0);
         let cut = t.plan(&cut, &mut stream(1, Stream::Workload));
         assert_eq!((cut.requests.len(), cut.end), (2, 1_000_000));
+    }
+
+    /// Token reuse of a plan with one infinite cache, in arrival order:
+    /// each request reuses the longest run of its leading blocks seen
+    /// before.
+    fn infinite_cache_reuse(p: &Plan) -> f64 {
+        let mut seen = std::collections::BTreeSet::new();
+        let (mut reused, mut total) = (0u64, 0u64);
+        for r in &p.requests {
+            let ids = p.blocks_of(r);
+            let run = ids.iter().take_while(|id| seen.contains(*id)).count() as u64;
+            reused += (run * p.block_tokens).min(r.input);
+            total += r.input;
+            seen.extend(ids.iter().copied());
+        }
+        reused as f64 / total as f64
+    }
+
+    #[test]
+    fn repetition_fills_the_horizon_and_fresh_ids_invent_no_reuse() {
+        let t = Trace::read(GOOD.as_bytes(), &spec(), Limits::default()).expect("good");
+        let shape = PlanShape {
+            rate_rps: 1.5,
+            horizon_s: 9.0,
+            router_weights: &[1.0],
+            ttft_jitter_ms: 20.0,
+            decode_tps: [128.0, 200.0],
+        };
+        // Span 2 s, period 2 x 3/2 = 3 s: starts at 0, 3 and 6 s.
+        let fresh = t.plan(&shape, &mut stream(1, Stream::Workload));
+        let arrivals: Vec<Micros> = fresh.requests.iter().map(|r| r.arrival).collect();
+        assert_eq!(
+            arrivals,
+            vec![0, 500_000, 2_000_000, 3_000_000, 3_500_000, 5_000_000, 6_000_000, 6_500_000, 8_000_000]
+        );
+        assert_eq!(fresh.end, 9_000_000);
+        assert_eq!(t.replay(1.5, 9.0), Replay { requests: 9, repetitions: 3 });
+        assert_eq!(t.replay(1.5, 1.0), Replay { requests: 2, repetitions: 1 });
+        assert_eq!(fresh.block_ids, 12, "three times the 4 distinct blocks");
+        assert_eq!(fresh.key_names.len(), 6);
+        assert_eq!(fresh.blocks_of(&fresh.requests[3]), &[4, 5]);
+        assert_ne!(fresh.requests[0].key, fresh.requests[3].key);
+        assert_eq!(&fresh.key_names[fresh.requests[3].key as usize], &format!("{}~1", fresh.key_names[0]));
+        // One pass reuses what the trace itself shares; fresh repetitions
+        // reuse exactly that again, no more.
+        let once = t.plan(&PlanShape { horizon_s: 2.5, ..shape }, &mut stream(1, Stream::Workload));
+        assert_eq!(once.requests.len(), 3);
+        let base = infinite_cache_reuse(&once);
+        assert!(base > 0.0);
+        assert!((infinite_cache_reuse(&fresh) - base).abs() < 1e-12);
+        // The same ids come back warm.
+        let mut same_spec = spec();
+        same_spec.repeat = Repeat::Same;
+        let same = Trace::read(GOOD.as_bytes(), &same_spec, Limits::default()).expect("good");
+        let same = same.plan(&shape, &mut stream(1, Stream::Workload));
+        assert_eq!(same.block_ids, 4);
+        assert_eq!(same.requests[3].key, same.requests[0].key);
+        assert!(infinite_cache_reuse(&same) > base + 0.3);
+    }
+
+    #[test]
+    fn max_requests_counts_the_requests_left_out() {
+        let mut first = spec();
+        first.max_requests = Some(1);
+        let t = Trace::read(GOOD.as_bytes(), &first, Limits::default()).expect("good");
+        assert_eq!(t.file_requests(), Some(3), "the blank line is not a request");
+        first.max_requests = Some(3);
+        let t = Trace::read(GOOD.as_bytes(), &first, Limits::default()).expect("good");
+        assert_eq!(t.file_requests(), None);
     }
 }

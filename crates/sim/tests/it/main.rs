@@ -3,6 +3,7 @@
 mod baselines;
 mod bench;
 mod calibration;
+mod capacity;
 mod calibration_policies;
 mod core;
 mod determinism;
@@ -14,6 +15,7 @@ mod publish;
 mod robustness;
 mod scenario;
 mod snapshots;
+mod steady;
 mod support;
 mod trace;
 mod tune;

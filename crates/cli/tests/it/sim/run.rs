@@ -18,6 +18,7 @@ fn args(scenario: Option<PathBuf>, out: Option<PathBuf>) -> SimArgs {
             out,
             jobs: 2,
             shard: None,
+            per_seed: false,
         }),
     }
 }
@@ -105,6 +106,60 @@ fn writes_the_four_files() {
     assert!(series.starts_with("policy,rate_rps,seed,bin_start_s"));
     let svg = std::fs::read_to_string(dir.join("plot.svg")).expect("svg");
     assert!(svg.starts_with("<svg") && svg.contains("guard"));
+    // Provenance: the version, the scenario's hash, and per policy what
+    // `routex explain` resolves (the legacy baseline is no expression).
+    assert_eq!(v["routex_version"], env!("CARGO_PKG_VERSION"));
+    assert!(v["scenario_hash"].as_str().is_some_and(|h| h.starts_with("xxh3-64:")));
+    let policies = v["policies"].as_array().expect("policies");
+    assert_eq!(policies[0]["name"], "guard");
+    assert_eq!(policies[0]["resolved"]["policy"]["settings"]["max_queued"], 2);
+    assert_eq!(policies[0]["resolved"]["provenance"]["max_queued"], "expression");
+    assert_eq!(policies[1]["resolved"], serde_json::Value::Null);
+    assert!(runs[0]["steady"].is_boolean());
+    assert!(v["warnings"].is_array());
+}
+
+/// Ctrl-C: the real binary stops starting runs, writes the finished ones
+/// marked incomplete, ends its progress line and exits 130.
+#[cfg(unix)]
+#[test]
+fn an_interrupt_writes_the_finished_runs_and_exits_130() {
+    use std::process::{Command, Stdio};
+    let dir = std::env::temp_dir().join(format!("routex-sim-int-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // The default scenario, faithful quick sweep: 49 runs, far longer
+    // than the wait below even in a release build.
+    let child = Command::new(env!("CARGO_BIN_EXE_routex"))
+        .args(["sim", "run", "--quick", "--mode", "faithful", "--jobs", "1", "--out"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("interrupted after"), "{stderr}");
+    assert!(stderr.ends_with('\n'), "the last line is ended: {stderr:?}");
+    let summary = std::fs::read_to_string(dir.join("summary.json")).expect("summary");
+    let v: serde_json::Value = serde_json::from_str(&summary).expect("json");
+    assert_eq!(v["incomplete"], true);
+    let runs = v["runs"].as_array().map_or(0, Vec::len);
+    assert!(runs < 49, "{runs} runs");
+    let warnings = v["warnings"].as_array().expect("warnings");
+    assert!(warnings.iter().any(|w| w.as_str().is_some_and(|w| w.starts_with(&format!("interrupted: {runs} of 49 runs")))));
+    // The table of the finished runs is on stdout, one row per cell.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("policy"), "{stdout}");
+    for f in ["summary.csv", "timeseries.csv", "plot.svg"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
 }
 
 /// A stargate-bench file runs every algorithm and writes bench.json; a bad

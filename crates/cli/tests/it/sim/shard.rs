@@ -27,6 +27,7 @@ fn run_args(out: &Path, jobs: usize, shard: Option<&str>, seed: u64) -> SimArgs 
             out: Some(out.to_path_buf()),
             jobs,
             shard: shard.map(|s| Shard::parse(s).expect("shard")),
+            per_seed: false,
         }),
     }
 }

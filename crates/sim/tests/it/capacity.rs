@@ -1,0 +1,65 @@
+//! `sim capacity`'s bisection (docs/simulator.md, "Capacity at an SLO"):
+//! its answer checked against runs at rates around it.
+
+use super::support::small;
+use routex_sim::capacity::{probe, search, CapacitySpec};
+use std::sync::atomic::AtomicBool;
+
+#[test]
+fn the_bisection_answer_is_sustained_and_a_rate_above_it_is_not() {
+    let mut p = small();
+    p.file.seeds = vec![1, 2];
+    p.set_window(10.0, 30.0);
+    p.policies.retain(|x| x.name == "guard");
+    let spec = CapacitySpec {
+        ttft_ms: 4000.0,
+        attainment: 0.95,
+        lo_rps: 2.0,
+        hi_rps: 40.0,
+        precision: 0.05,
+        policies: vec![0],
+    };
+    let found = search(&p, &spec, 2, &AtomicBool::new(false), &mut |_, _| {});
+    assert_eq!(found.len(), 1);
+    let f = &found[0];
+    assert_eq!(f.seeds.len(), 2);
+    assert!(f.min_rps > 0.0);
+    for s in &f.seeds {
+        let c = s.capacity_rps.expect("2 RPS is sustained");
+        let failed = s.failed_at_rps.expect("40 RPS is not");
+        assert!(failed / c <= 1.05 + 1e-9, "the bracket is narrow: {c} - {failed}");
+        assert!(c > 2.0 && c < 40.0);
+        // Every probe at or below the answer that the search ran was
+        // sustained, every probe above it was not.
+        for pr in &s.probes {
+            assert_eq!(pr.sustained, pr.rate_rps <= c, "{pr:?}");
+        }
+        // Runs around the answer: 10 % below holds, 25 % above does not.
+        let below = probe(&p, 0, c * 0.9, s.seed, 4_000_000, 0.95);
+        assert!(below.sustained, "{below:?} at {c} x 0.9");
+        let above = probe(&p, 0, c * 1.25, s.seed, 4_000_000, 0.95);
+        assert!(!above.sustained, "{above:?} at {c} x 1.25");
+    }
+    let (lo, hi) = (f.min_rps, f.max_rps);
+    assert!(lo <= f.median_rps && f.median_rps <= hi);
+}
+
+#[test]
+fn the_bracket_ends_are_reported() {
+    let mut p = small();
+    p.set_window(5.0, 20.0);
+    p.policies.retain(|x| x.name == "guard");
+    let spec = CapacitySpec {
+        ttft_ms: 4000.0,
+        attainment: 0.95,
+        lo_rps: 1.0,
+        hi_rps: 2.0,
+        precision: 0.05,
+        policies: vec![0],
+    };
+    let found = search(&p, &spec, 1, &AtomicBool::new(false), &mut |_, _| {});
+    assert_eq!(found[0].seeds[0].capacity_rps, Some(2.0));
+    assert!(found[0].above_bracket);
+    let table = routex_sim::capacity::table(&spec, &found);
+    assert!(table.contains(">=2.0"), "{table}");
+}
