@@ -50,7 +50,7 @@ pub struct CapacityArgs {
 /// Exit codes: 0 done, 1 invalid scenario, 2 usage or I/O, 130 interrupted.
 pub fn run(a: &CapacityArgs) -> i32 {
     let positive = |v: f64| v.is_finite() && v > 0.0;
-    if !positive(a.ttft_ms) || !(a.attainment > 0.0 && a.attainment <= 100.0) {
+    if !(positive(a.ttft_ms) && a.attainment > 0.0 && a.attainment <= 100.0) {
         return usage_error("sim capacity: --ttft-ms must be > 0 and --attainment in (0, 100]");
     }
     if !(a.precision > 0.0 && a.precision <= 100.0) {
@@ -61,10 +61,14 @@ pub fn run(a: &CapacityArgs) -> i32 {
         Err(code) => return code,
     };
     let rates = &prepared.file.rates_rps;
-    let lo = a.lo.unwrap_or_else(|| rates.iter().copied().fold(f64::INFINITY, f64::min));
-    let hi = a.hi.unwrap_or_else(|| 2.0 * rates.iter().copied().fold(0.0, f64::max));
+    let lo =
+        a.lo.unwrap_or_else(|| rates.iter().copied().fold(f64::INFINITY, f64::min));
+    let hi =
+        a.hi.unwrap_or_else(|| 2.0 * rates.iter().copied().fold(0.0, f64::max));
     if !(positive(lo) && positive(hi) && lo < hi) {
-        return usage_error(format!("sim capacity: the bracket must satisfy 0 < lo < hi, got {lo} and {hi}"));
+        return usage_error(format!(
+            "sim capacity: the bracket must satisfy 0 < lo < hi, got {lo} and {hi}"
+        ));
     }
     if let Some(trace) = &prepared.replayed {
         let horizon = prepared.file.warmup_s + prepared.file.measure_s;
@@ -112,7 +116,10 @@ pub fn run(a: &CapacityArgs) -> i32 {
     let tty = std::io::stderr().is_terminal();
     let mut progress = |done: usize, total: usize| {
         if tty {
-            eprint!("\r{done}/{total} searches, {:.1} s", started.elapsed().as_secs_f64());
+            eprint!(
+                "\r{done}/{total} searches, {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
             if done == total {
                 eprintln!();
             }
@@ -126,7 +133,11 @@ pub fn run(a: &CapacityArgs) -> i32 {
     let wall = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(capacity::table(&spec, &found).as_bytes());
-    let probes: usize = found.iter().flat_map(|f| &f.seeds).map(|s| s.probes.len()).sum();
+    let probes: usize = found
+        .iter()
+        .flat_map(|f| &f.seeds)
+        .map(|s| s.probes.len())
+        .sum();
     let _ = out.flush();
     eprintln!("routex sim capacity: {probes} runs in {wall:.1} s wall");
     if let Some(dir) = &a.out {
@@ -142,7 +153,9 @@ pub fn run(a: &CapacityArgs) -> i32 {
             "policies": found,
         });
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
-        if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(dir.join("capacity.json"), text)) {
+        if let Err(e) = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(dir.join("capacity.json"), text))
+        {
             return usage_error(format!("{}: cannot write: {e}", dir.display()));
         }
     }

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+pub mod capacity;
 mod check;
 mod convert;
 pub mod decide;
@@ -16,14 +17,13 @@ mod fmt;
 mod git;
 pub mod human;
 pub mod input;
+pub mod interrupt;
 pub mod lint;
 pub mod output;
 pub mod project;
 pub mod schema;
 pub mod sim;
 pub mod tune;
-pub mod capacity;
-pub mod interrupt;
 
 use clap::{Parser, Subcommand, ValueEnum};
 

@@ -254,7 +254,10 @@ fn run_scenario(a: &RunArgs) -> i32 {
             runs.len(),
             keys.len(),
             match (&a.out, a.shard) {
-                (Some(dir), None) => format!("; the finished runs are in {} marked incomplete", dir.display()),
+                (Some(dir), None) => format!(
+                    "; the finished runs are in {} marked incomplete",
+                    dir.display()
+                ),
                 (Some(_), Some(_)) => "; no shard file written (it would be incomplete)".into(),
                 (None, _) => String::new(),
             }

@@ -40,6 +40,10 @@ pub struct TuneArgs {
     /// docs/simulator.md).
     #[command(flatten)]
     pub options: ScenarioArgs,
+    /// Writes the scenario's base configuration with the winner applied to
+    /// this file (an lb-config.json).
+    #[arg(long)]
+    pub write_config: Option<PathBuf>,
 }
 
 /// Exit codes: 0 done, 1 invalid scenario or template, 2 usage or I/O.
@@ -120,18 +124,49 @@ pub fn run(a: &TuneArgs) -> i32 {
     let _ = writeln!(out);
     let _ = out.write_all(report::summary(&result, &spec).as_bytes());
     let table = prepared.route_table();
-    match table
-        .as_ref()
-        .and_then(|t| report::paste(&result, t, &prepared.file.router.model))
-    {
-        Some((expression, entry)) => {
-            let _ = writeln!(out, "\nrouting expression:\n{expression}");
-            let _ = writeln!(out, "\nlb-config.json model entry:\n{entry}");
+    let model = &prepared.file.router.model;
+    let best = &result.best().expression;
+    let patched = table.as_ref().and_then(|t| {
+        report::patched_config(prepared.file.base_config.as_ref(), t, model, best)
+            .map(|(config, entry)| (t, config, entry))
+    });
+    let Some((old_table, config, entry)) = patched else {
+        eprintln!("routex sim tune: the best setting does not compile");
+        return 1;
+    };
+    let _ = writeln!(out, "\nrouting expression:\n{best}");
+    let member = serde_json::to_string_pretty(&serde_json::json!({ model.as_str(): entry }))
+        .unwrap_or_default();
+    let member: Vec<&str> = member.lines().collect();
+    let inner = member
+        .get(1..member.len().saturating_sub(1))
+        .unwrap_or_default()
+        .iter()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let _ = writeln!(
+        out,
+        "\nlb-config.json model entry (the base configuration's, with the winner's fields):\n{inner}"
+    );
+    let config_text = serde_json::to_string_pretty(&config).unwrap_or_default() + "\n";
+    let (new_table, _) = routex::config::load_table("patched lb-config.json", &config_text);
+    if let Some(new_table) = new_table {
+        let diff = routex::diff::diff_tables(old_table, &new_table);
+        let _ = writeln!(
+            out,
+            "\nroutex diff of the change:\n{}",
+            routex::render::diff::render_human(&diff, "base_config", "patched").trim_end()
+        );
+    }
+    if let Some(path) = &a.write_config {
+        if let Err(e) = std::fs::write(path, &config_text) {
+            return usage_error(format!("{}: cannot write: {e}", path.display()));
         }
-        None => {
-            eprintln!("routex sim tune: the best setting does not compile");
-            return 1;
-        }
+        eprintln!(
+            "routex sim tune: wrote the patched configuration to {}",
+            path.display()
+        );
     }
     eprintln!(
         "routex sim tune: {} runs, {} simulated requests in {wall:.1} s wall",

@@ -70,7 +70,14 @@ pub struct PolicyCapacity {
 
 /// One run of `policy` at `rate` under `seed`: whether it sustains
 /// `attainment` of its window's requests within `ttft_us`.
-pub fn probe(p: &Prepared, policy: usize, rate: f64, seed: u64, ttft_us: Micros, attainment: f64) -> Probe {
+pub fn probe(
+    p: &Prepared,
+    policy: usize,
+    rate: f64,
+    seed: u64,
+    ttft_us: Micros,
+    attainment: f64,
+) -> Probe {
     let mut settings = p.settings.clone();
     settings.ttft_slo_us = ttft_us;
     let m = run(&settings, &p.policies[policy].kind, rate, seed).metrics;
@@ -85,7 +92,13 @@ pub fn probe(p: &Prepared, policy: usize, rate: f64, seed: u64, ttft_us: Micros,
 
 /// The bisection of one (policy, seed): geometric midpoints between the
 /// highest sustained and the lowest failed rate.
-pub fn search_one(p: &Prepared, spec: &CapacitySpec, policy: usize, seed: u64, stop: &AtomicBool) -> SeedCapacity {
+pub fn search_one(
+    p: &Prepared,
+    spec: &CapacitySpec,
+    policy: usize,
+    seed: u64,
+    stop: &AtomicBool,
+) -> SeedCapacity {
     let ttft_us = from_ms(spec.ttft_ms);
     let at = |rate: f64| probe(p, policy, rate, seed, ttft_us, spec.attainment);
     let mut probes = Vec::new();
@@ -183,11 +196,16 @@ pub fn search(
                 .flatten()
                 .cloned()
                 .collect();
-            let values: Vec<f64> = seeds.iter().map(|s| s.capacity_rps.unwrap_or(0.0)).collect();
+            let values: Vec<f64> = seeds
+                .iter()
+                .map(|s| s.capacity_rps.unwrap_or(0.0))
+                .collect();
             let (median_rps, min_rps, max_rps) = crate::output::median_min_max(&values);
             PolicyCapacity {
                 policy: p.policies[policy].name.clone(),
-                above_bracket: seeds.iter().any(|s| s.failed_at_rps.is_none() && s.capacity_rps.is_some()),
+                above_bracket: seeds
+                    .iter()
+                    .any(|s| s.failed_at_rps.is_none() && s.capacity_rps.is_some()),
                 seeds,
                 median_rps,
                 min_rps,

@@ -25,12 +25,12 @@
 // surface"): load a scenario, run its sweep, write and plot its outputs,
 // shard and merge, tune.
 pub mod bench;
+pub mod capacity;
 pub mod output;
 pub mod plot;
 pub mod scenario;
 pub mod shard;
 pub mod sweep;
-pub mod capacity;
 pub mod tune;
 
 pub use metrics::{Bin, RunDiagnostics, RunMetrics};

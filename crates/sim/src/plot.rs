@@ -71,13 +71,7 @@ impl Panel {
     }
 }
 
-fn panel(
-    svg: &mut String,
-    pan: &Panel,
-    title: &str,
-    data: &[Vec<Point>],
-    ticks: &[f64],
-) {
+fn panel(svg: &mut String, pan: &Panel, title: &str, data: &[Vec<Point>], ticks: &[f64]) {
     let (left, right) = (pan.x(pan.rate_lo), pan.x(pan.rate_hi));
     let (top, bottom) = (pan.y(pan.y_hi), pan.y(0.0));
     let _ = writeln!(
@@ -144,7 +138,9 @@ fn panel(
                 );
                 continue;
             }
-            let upper = run.iter().map(|p| format!("{:.1},{:.1}", pan.x(p.0), pan.y(p.3)));
+            let upper = run
+                .iter()
+                .map(|p| format!("{:.1},{:.1}", pan.x(p.0), pan.y(p.3)));
             let lower = run
                 .iter()
                 .rev()

@@ -106,14 +106,18 @@ mod tests {
     #[test]
     fn a_constant_lifetime_is_steady_and_a_growing_queue_is_not() {
         // One arrival per second for 100 s, each living 3 s.
-        let steady: Vec<Record> = (0..100).map(|i| rec(i * 1_000_000, i * 1_000_000 + 3_000_000)).collect();
+        let steady: Vec<Record> = (0..100)
+            .map(|i| rec(i * 1_000_000, i * 1_000_000 + 3_000_000))
+            .collect();
         let s = assess(&steady, 10_000_000, 90_000_000);
         assert_eq!((s.backlog_start, s.backlog_end), (3, 3));
         assert!(s.steady);
         assert_eq!(s.lifetime_p99_ms, 3_000.0);
         assert!((s.late_share - 3.0 / 80.0).abs() < 1e-12);
         // Served at half the arrival rate: request i finishes at 2 i + 1 s.
-        let growing: Vec<Record> = (0..100).map(|i| rec(i * 1_000_000, (2 * i + 1) * 1_000_000)).collect();
+        let growing: Vec<Record> = (0..100)
+            .map(|i| rec(i * 1_000_000, (2 * i + 1) * 1_000_000))
+            .collect();
         let g = assess(&growing, 10_000_000, 90_000_000);
         assert!(g.backlog_end > g.backlog_start + 30, "{g:?}");
         assert!(!g.steady);

@@ -54,7 +54,14 @@ pub struct Evaluation {
     pub goodput_rps: f64,
     pub ttft_p99_ms: f64,
     pub token_reuse: f64,
+    /// Within the TTFT bound on every seed, and every seed's window
+    /// steady (a transient window's goodput is no capacity).
     pub feasible: bool,
+    /// The seeds' lowest and highest goodput (the seed spread).
+    pub goodput_min: f64,
+    pub goodput_max: f64,
+    /// Every seed's window was steady.
+    pub steady: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -288,11 +295,16 @@ pub fn tune(
                 .iter()
                 .map(|o| o.result.metrics.ttft_p99_ms)
                 .fold(0.0, f64::max);
+            let goodputs = mine.iter().map(|o| o.result.metrics.goodput_rps);
+            let steady = mine.iter().all(|o| o.result.metrics.steady);
             trials[i].evaluations.push(Evaluation {
                 goodput_rps: goodput,
                 ttft_p99_ms: p99,
                 token_reuse: reuse,
-                feasible: p99 <= spec.ttft_p99_bound_ms,
+                feasible: p99 <= spec.ttft_p99_bound_ms && steady,
+                goodput_min: goodputs.clone().fold(f64::INFINITY, f64::min),
+                goodput_max: goodputs.fold(f64::NEG_INFINITY, f64::max),
+                steady,
             });
         }
         alive.sort_by(|&a, &b| by_last(&trials[a], &trials[b]));
@@ -345,6 +357,9 @@ mod tests {
             ttft_p99_ms,
             token_reuse: 0.0,
             feasible,
+            goodput_min: goodput_rps,
+            goodput_max: goodput_rps,
+            steady: true,
         }
     }
 

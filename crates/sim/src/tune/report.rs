@@ -100,6 +100,53 @@ pub fn paste(result: &TuneResult, table: &RouteTable, model: &str) -> Option<(St
     Some((best.expression.clone(), member))
 }
 
+/// The base configuration with the winner applied (docs/simulator.md,
+/// "Tuning"): the scenario model's entry keeps every field the winner's
+/// expression does not set, its `request_algorithms` included; the fields
+/// the expression sets (the tuned ones and the template's other
+/// arguments, which are what the runs simulated) take the winner's values.
+/// Without a base configuration (or when it does not list the model) the
+/// entry is the winner's alone. Returns the patched configuration and the
+/// model's entry in it.
+pub fn patched_config(
+    base: Option<&serde_json::Value>,
+    table: &RouteTable,
+    model: &str,
+    expression: &str,
+) -> Option<(serde_json::Value, serde_json::Value)> {
+    use serde_json::Value;
+    let definition = routex::check::compile_request_expression(table, model, expression).ok()?;
+    let Value::Object(winner) = routex::config::write::entry_json(&definition.config) else {
+        return None;
+    };
+    let mut config = match base {
+        Some(Value::Object(map)) => Value::Object(map.clone()),
+        _ => serde_json::json!({ "models": {} }),
+    };
+    let models = config
+        .as_object_mut()?
+        .entry("models")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let entry = models
+        .as_object_mut()?
+        .entry(model.to_string())
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    // A model given as a bare algorithm name becomes an object.
+    if !entry.is_object() {
+        *entry = Value::Object(serde_json::Map::new());
+    }
+    let fields = entry.as_object_mut()?;
+    // Another algorithm's tuning fields would not apply to the winner's.
+    if fields.get("algorithm") != winner.get("algorithm") {
+        fields.retain(|k, _| k == "request_algorithms");
+    }
+    for (k, v) in winner {
+        fields.insert(k, v);
+    }
+    let entry = Value::Object(fields.clone());
+    Some((config, entry))
+}
+
 /// The closing summary: the winner against the reference.
 pub fn summary(result: &TuneResult, spec: &TuneSpec) -> String {
     let mut out = String::new();
@@ -110,11 +157,16 @@ pub fn summary(result: &TuneResult, spec: &TuneSpec) -> String {
             ttft_p99_ms: 0.0,
             token_reuse: 0.0,
             feasible: false,
+            goodput_min: 0.0,
+            goodput_max: 0.0,
+            steady: false,
         });
         format!(
-            "{label} trial {}: goodput {:.1} RPS, TTFT p99 {}, reuse {:.1} % (X {} ms, S {} ms, max_queued {}, fallback {}, group {})",
+            "{label} trial {}: goodput {:.1} RPS (seeds {:.1}-{:.1}), TTFT p99 {}, reuse {:.1} % (X {} ms, S {} ms, max_queued {}, fallback {}, group {})",
             t.id,
             e.goodput_rps,
+            e.goodput_min,
+            e.goodput_max,
             seconds(e.ttft_p99_ms),
             e.token_reuse * 100.0,
             t.setting.wait_ms,
@@ -131,9 +183,62 @@ pub fn summary(result: &TuneResult, spec: &TuneSpec) -> String {
     if !best.last().is_some_and(|e| e.feasible) {
         let _ = writeln!(
             out,
-            "no trial met the TTFT p99 bound of {}: the best is the one closest to it",
+            "no trial met the TTFT p99 bound of {} in a steady window: the best is the one closest to it",
             seconds(spec.ttft_p99_bound_ms)
         );
     }
+    let _ = writeln!(out, "{}", verdict(result).text);
     out
+}
+
+/// Whether the search found settings better than the template's own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// The best trial beats the reference by more than the seed spread.
+    pub winner: bool,
+    /// Best minus reference goodput at the last rung, RPS.
+    pub margin_rps: f64,
+    /// The larger seed spread (max - min goodput) of the two, RPS.
+    pub spread_rps: f64,
+    pub text: String,
+}
+
+/// The verdict: a winner only when the best trial is feasible, is not the
+/// template's own values (the user's current settings, the search's
+/// starting point), and beats their goodput by more than the seed spread
+/// of either at the last rung.
+pub fn verdict(result: &TuneResult) -> Verdict {
+    let best = result.best();
+    let (Some(b), Some(r)) = (best.last(), result.reference().and_then(|t| t.last())) else {
+        return Verdict {
+            winner: false,
+            margin_rps: 0.0,
+            spread_rps: 0.0,
+            text: "no verdict: the template's own values did not reach the last rung".into(),
+        };
+    };
+    let spread = (b.goodput_max - b.goodput_min).max(r.goodput_max - r.goodput_min);
+    let margin = b.goodput_rps - r.goodput_rps;
+    let winner = !best.reference && b.feasible && margin > spread;
+    let text = if best.reference {
+        "verdict: keep your settings: the template's own values are the best trial".to_string()
+    } else if winner {
+        format!(
+            "verdict: trial {} wins: it beats your settings by {margin:.1} RPS, more than the seed spread of {spread:.1} RPS",
+            best.id
+        )
+    } else if !b.feasible {
+        "verdict: no winner: no trial met the bound in a steady window".to_string()
+    } else {
+        format!(
+            "verdict: no winner: trial {} beats your settings by {margin:.1} RPS, within the seed spread of {spread:.1} RPS; keep your settings or run more seeds",
+            best.id
+        )
+    };
+    Verdict {
+        winner,
+        margin_rps: margin,
+        spread_rps: spread,
+        text,
+    }
 }

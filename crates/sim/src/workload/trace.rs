@@ -348,7 +348,8 @@ impl Trace {
     /// The requests the file holds when `max_requests` cut it (`None`
     /// when every request was read).
     pub fn file_requests(&self) -> Option<u64> {
-        self.file_requests.filter(|&n| n > self.requests.len() as u64)
+        self.file_requests
+            .filter(|&n| n > self.requests.len() as u64)
     }
 
     /// The time from one repetition's first arrival to the next one's, at
@@ -369,20 +370,26 @@ impl Trace {
     /// repetition).
     pub fn replay(&self, rate_rps: f64, horizon_s: f64) -> Replay {
         let mut out = Replay::default();
-        if !(rate_rps > 0.0) || self.requests.is_empty() {
+        if rate_rps.is_nan() || rate_rps <= 0.0 || self.requests.is_empty() {
             return out;
         }
         let scale = self.native_rps() / rate_rps;
         let horizon = horizon_s * 1e6;
         let period = self.period_us() * scale;
-        let full = if period > 0.0 { (horizon / period).floor() } else { 0.0 };
+        let full = if period > 0.0 {
+            (horizon / period).floor()
+        } else {
+            0.0
+        };
         let full = full.min(u32::MAX as f64) as u64;
         let cut_at = horizon - full as f64 * period;
         let partial = self
             .requests
             .partition_point(|r| ((r.at_us as f64) * scale).round() < cut_at)
             as u64;
-        out.requests = full.saturating_mul(self.requests.len() as u64).saturating_add(partial);
+        out.requests = full
+            .saturating_mul(self.requests.len() as u64)
+            .saturating_add(partial);
         out.repetitions = full + u64::from(partial > 0);
         out
     }
@@ -402,7 +409,7 @@ fn count_lines(reader: &mut impl BufRead) -> u64 {
     let mut n = 0u64;
     let mut blank = true;
     loop {
-        let (consumed, done) = match reader.fill_buf() {
+        let consumed = match reader.fill_buf() {
             Ok([]) | Err(_) => break,
             Ok(buf) => {
                 for &b in buf {
@@ -413,13 +420,10 @@ fn count_lines(reader: &mut impl BufRead) -> u64 {
                         blank = false;
                     }
                 }
-                (buf.len(), false)
+                buf.len()
             }
         };
         reader.consume(consumed);
-        if done {
-            break;
-        }
     }
     n + u64::from(!blank)
 }
@@ -512,7 +516,11 @@ impl WorkloadSource for Trace {
                 used = k + 1;
                 requests.push(PlannedRequest {
                     arrival,
-                    key: if r.key == u32::MAX { r.key } else { r.key + key_shift },
+                    key: if r.key == u32::MAX {
+                        r.key
+                    } else {
+                        r.key + key_shift
+                    },
                     input: r.input,
                     output: r.output,
                     router: router as u32,
@@ -720,19 +728,43 @@ mod tests {
         let arrivals: Vec<Micros> = fresh.requests.iter().map(|r| r.arrival).collect();
         assert_eq!(
             arrivals,
-            vec![0, 500_000, 2_000_000, 3_000_000, 3_500_000, 5_000_000, 6_000_000, 6_500_000, 8_000_000]
+            vec![
+                0, 500_000, 2_000_000, 3_000_000, 3_500_000, 5_000_000, 6_000_000, 6_500_000,
+                8_000_000
+            ]
         );
         assert_eq!(fresh.end, 9_000_000);
-        assert_eq!(t.replay(1.5, 9.0), Replay { requests: 9, repetitions: 3 });
-        assert_eq!(t.replay(1.5, 1.0), Replay { requests: 2, repetitions: 1 });
+        assert_eq!(
+            t.replay(1.5, 9.0),
+            Replay {
+                requests: 9,
+                repetitions: 3
+            }
+        );
+        assert_eq!(
+            t.replay(1.5, 1.0),
+            Replay {
+                requests: 2,
+                repetitions: 1
+            }
+        );
         assert_eq!(fresh.block_ids, 12, "three times the 4 distinct blocks");
         assert_eq!(fresh.key_names.len(), 6);
         assert_eq!(fresh.blocks_of(&fresh.requests[3]), &[4, 5]);
         assert_ne!(fresh.requests[0].key, fresh.requests[3].key);
-        assert_eq!(&fresh.key_names[fresh.requests[3].key as usize], &format!("{}~1", fresh.key_names[0]));
+        assert_eq!(
+            &fresh.key_names[fresh.requests[3].key as usize],
+            &format!("{}~1", fresh.key_names[0])
+        );
         // One pass reuses what the trace itself shares; fresh repetitions
         // reuse exactly that again, no more.
-        let once = t.plan(&PlanShape { horizon_s: 2.5, ..shape }, &mut stream(1, Stream::Workload));
+        let once = t.plan(
+            &PlanShape {
+                horizon_s: 2.5,
+                ..shape
+            },
+            &mut stream(1, Stream::Workload),
+        );
         assert_eq!(once.requests.len(), 3);
         let base = infinite_cache_reuse(&once);
         assert!(base > 0.0);
@@ -752,7 +784,11 @@ mod tests {
         let mut first = spec();
         first.max_requests = Some(1);
         let t = Trace::read(GOOD.as_bytes(), &first, Limits::default()).expect("good");
-        assert_eq!(t.file_requests(), Some(3), "the blank line is not a request");
+        assert_eq!(
+            t.file_requests(),
+            Some(3),
+            "the blank line is not a request"
+        );
         first.max_requests = Some(3);
         let t = Trace::read(GOOD.as_bytes(), &first, Limits::default()).expect("good");
         assert_eq!(t.file_requests(), None);

@@ -27,7 +27,10 @@ fn the_bisection_answer_is_sustained_and_a_rate_above_it_is_not() {
     for s in &f.seeds {
         let c = s.capacity_rps.expect("2 RPS is sustained");
         let failed = s.failed_at_rps.expect("40 RPS is not");
-        assert!(failed / c <= 1.05 + 1e-9, "the bracket is narrow: {c} - {failed}");
+        assert!(
+            failed / c <= 1.05 + 1e-9,
+            "the bracket is narrow: {c} - {failed}"
+        );
         assert!(c > 2.0 && c < 40.0);
         // Every probe at or below the answer that the search ran was
         // sustained, every probe above it was not.

@@ -3,8 +3,8 @@
 mod baselines;
 mod bench;
 mod calibration;
-mod capacity;
 mod calibration_policies;
+mod capacity;
 mod core;
 mod determinism;
 mod engine_v2;

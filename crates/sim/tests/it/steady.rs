@@ -115,7 +115,11 @@ fn cut_warnings_say_how_many_of_how_many() {
     let w = p.cut_warnings();
     // 8 and 20 RPS over 50 s: 400 and 1 000 of the 2 000 requests.
     assert_eq!(w.len(), 2, "{w:?}");
-    assert!(w[0].contains("replays 400 of the trace's 2000 requests"), "{}", w[0]);
+    assert!(
+        w[0].contains("replays 400 of the trace's 2000 requests"),
+        "{}",
+        w[0]
+    );
     let p = trace_scenario(40, "fresh");
     let w = p.cut_warnings();
     assert!(w[0].contains("replayed 10 times"), "{}", w[0]);
@@ -124,5 +128,11 @@ fn cut_warnings_say_how_many_of_how_many() {
     q.quick();
     let w = q.cut_warnings();
     assert_eq!(w.len(), 1);
-    assert!(w[0].starts_with("--quick: 30 s warm-up + 90 s measured instead of the scenario's 10 s + 20 s"), "{}", w[0]);
+    assert!(
+        w[0].starts_with(
+            "--quick: 30 s warm-up + 90 s measured instead of the scenario's 10 s + 20 s"
+        ),
+        "{}",
+        w[0]
+    );
 }

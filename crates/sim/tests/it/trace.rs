@@ -75,7 +75,11 @@ fn the_excerpt_replays_at_its_compressed_rates() {
         let planned = replayed.replay(*rate, 240.0);
         assert_eq!(r.stats.requests, planned.requests, "run {i}");
         assert!(planned.repetitions > 1, "run {i}");
-        assert!((m.offered_rps / rate - 1.0).abs() < 0.05, "run {i}: {}", m.offered_rps);
+        assert!(
+            (m.offered_rps / rate - 1.0).abs() < 0.05,
+            "run {i}: {}",
+            m.offered_rps
+        );
         assert_eq!(
             m.succeeded + m.no_route + m.retries_exhausted + m.timed_out,
             m.measured

@@ -204,3 +204,71 @@ fn a_trace_rung_is_a_third_of_the_compressed_trace() {
     assert_eq!(one.reference().map(|t| t.evaluations.len()), Some(3));
     assert_eq!(one.runs, r1 + r2 + 2 * r3);
 }
+
+/// The tune patch: a base configuration whose model has its own
+/// `request_algorithms` and fields the search does not touch comes back
+/// intact but for the fields the winner's expression sets; routex's own
+/// diff sees only those.
+#[test]
+fn the_patched_configuration_keeps_everything_it_did_not_tune() {
+    let base: serde_json::Value = serde_json::json!({
+        "default": "power-of-n",
+        "request_algorithms": {"pulsar": {"algorithm": "pulsar", "seed": "req-v1"}},
+        "models": {
+            "m": {
+                "algorithm": "pulsar-wait-and-widen",
+                "seed": "v1",
+                "n": 3,
+                "max_queue_time_floor_ms": 500,
+                "max_queue_time_ceil_ms": 2000,
+                "cache_affinity_wait_ms": 300,
+                "band_widen_interval_ms": 200,
+                "fallback_max_queued": 1,
+                "request_algorithms": {
+                    "pulsar": {"algorithm": "pulsar", "seed": "v1"},
+                    "round-robin": "round-robin"
+                }
+            },
+            "other": "round-robin"
+        }
+    });
+    let text = serde_json::to_string_pretty(&base).expect("json");
+    let (table, _) = routex::config::load_table("lb-config.json", &text);
+    let table = table.expect("the base loads");
+    let winner = "pulsar-wait-and-widen(seed=\"v1\", n=3, max_queue_time_floor_ms=500, max_queue_time_ceil_ms=2000, cache_affinity_wait_ms=700, band_widen_interval_ms=900, fallback_max_queued=0, max_queued=8)";
+    let (patched, entry) = report::patched_config(Some(&base), &table, "m", winner).expect("patch");
+    assert_eq!(
+        entry["request_algorithms"],
+        base["models"]["m"]["request_algorithms"]
+    );
+    assert_eq!(patched["request_algorithms"], base["request_algorithms"]);
+    assert_eq!(patched["models"]["other"], "round-robin");
+    assert_eq!(patched["default"], "power-of-n");
+    for (k, v) in [
+        ("cache_affinity_wait_ms", 700),
+        ("band_widen_interval_ms", 900),
+        ("fallback_max_queued", 0),
+        ("max_queued", 8),
+        ("n", 3),
+        ("max_queue_time_floor_ms", 500),
+    ] {
+        assert_eq!(entry[k], v, "{k}");
+    }
+    let patched_text = serde_json::to_string_pretty(&patched).expect("json");
+    let (_, report) = check_lb_config("patched.json", &patched_text);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let (new_table, _) = routex::config::load_table("patched.json", &patched_text);
+    let diff = routex::diff::diff_tables(&table, &new_table.expect("loads"));
+    let human = routex::render::diff::render_human(&diff, "lb-config.json", "patched.json");
+    for field in [
+        "cache_affinity_wait_ms",
+        "band_widen_interval_ms",
+        "fallback_max_queued",
+        "max_queued",
+    ] {
+        assert!(human.contains(field), "{field} in\n{human}");
+    }
+    for field in ["round-robin", "max_queue_time_floor_ms", "seed"] {
+        assert!(!human.contains(field), "{field} unchanged, yet in\n{human}");
+    }
+}

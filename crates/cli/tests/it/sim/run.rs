@@ -109,11 +109,19 @@ fn writes_the_four_files() {
     // Provenance: the version, the scenario's hash, and per policy what
     // `routex explain` resolves (the legacy baseline is no expression).
     assert_eq!(v["routex_version"], env!("CARGO_PKG_VERSION"));
-    assert!(v["scenario_hash"].as_str().is_some_and(|h| h.starts_with("xxh3-64:")));
+    assert!(v["scenario_hash"]
+        .as_str()
+        .is_some_and(|h| h.starts_with("xxh3-64:")));
     let policies = v["policies"].as_array().expect("policies");
     assert_eq!(policies[0]["name"], "guard");
-    assert_eq!(policies[0]["resolved"]["policy"]["settings"]["max_queued"], 2);
-    assert_eq!(policies[0]["resolved"]["provenance"]["max_queued"], "expression");
+    assert_eq!(
+        policies[0]["resolved"]["policy"]["settings"]["max_queued"],
+        2
+    );
+    assert_eq!(
+        policies[0]["resolved"]["provenance"]["max_queued"],
+        "expression"
+    );
     assert_eq!(policies[1]["resolved"], serde_json::Value::Null);
     assert!(runs[0]["steady"].is_boolean());
     assert!(v["warnings"].is_array());
@@ -130,7 +138,9 @@ fn an_interrupt_writes_the_finished_runs_and_exits_130() {
     // The default scenario, faithful quick sweep: 49 runs, far longer
     // than the wait below even in a release build.
     let child = Command::new(env!("CARGO_BIN_EXE_routex"))
-        .args(["sim", "run", "--quick", "--mode", "faithful", "--jobs", "1", "--out"])
+        .args([
+            "sim", "run", "--quick", "--mode", "faithful", "--jobs", "1", "--out",
+        ])
         .arg(&dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -143,7 +153,12 @@ fn an_interrupt_writes_the_finished_runs_and_exits_130() {
         .expect("kill");
     assert!(status.success());
     let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("interrupted after"), "{stderr}");
     assert!(stderr.ends_with('\n'), "the last line is ended: {stderr:?}");
@@ -153,7 +168,9 @@ fn an_interrupt_writes_the_finished_runs_and_exits_130() {
     let runs = v["runs"].as_array().map_or(0, Vec::len);
     assert!(runs < 49, "{runs} runs");
     let warnings = v["warnings"].as_array().expect("warnings");
-    assert!(warnings.iter().any(|w| w.as_str().is_some_and(|w| w.starts_with(&format!("interrupted: {runs} of 49 runs")))));
+    assert!(warnings.iter().any(|w| w
+        .as_str()
+        .is_some_and(|w| w.starts_with(&format!("interrupted: {runs} of 49 runs")))));
     // The table of the finished runs is on stdout, one row per cell.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("policy"), "{stdout}");
