@@ -11,6 +11,7 @@ mod engine_v2;
 mod engine_v3;
 mod fast;
 mod invariants;
+mod plot;
 mod publish;
 mod robustness;
 mod scenario;

@@ -94,7 +94,7 @@ fn a_steady_window_never_serves_more_than_offered_or_the_warm_fleet() {
             }
         }
     }
-    assert!(steady >= 5, "only {steady} steady runs");
+    assert!(steady >= 3, "only {steady} steady runs");
 }
 
 #[test]

@@ -36,9 +36,9 @@ fn same_result_for_any_job_count() {
     assert_eq!(text_one, text_two);
     assert_eq!(one.best().expression, two.best().expression);
     // Rung 1: 12 trials x 1 seed x a third of the window; the best
-    // ceil(12 / 3) = 4 move on, plus the reference, which missed the cut
-    // here; rung 2 keeps ceil(5 / 3) = 2 plus the reference again, and
-    // rung 3 runs those 3 on the scenario's 3 seeds.
+    // ceil(12 / 3) = 4 move on, the reference among them here; rung 2
+    // keeps ceil(4 / 3) = 2, the reference again, and rung 3 runs those
+    // 2 on the scenario's 3 seeds.
     let per_rung: Vec<usize> = (1..=3)
         .map(|n| {
             one.trials
@@ -47,8 +47,8 @@ fn same_result_for_any_job_count() {
                 .count()
         })
         .collect();
-    assert_eq!(per_rung, vec![12, 5, 3]);
-    assert_eq!(one.runs, 12 + 5 + 3 * 3);
+    assert_eq!(per_rung, vec![12, 4, 2]);
+    assert_eq!(one.runs, 12 + 4 + 2 * 3);
 }
 
 #[test]
@@ -57,7 +57,12 @@ fn the_bound_is_respected_and_the_reference_kept() {
     let (r, _) = search(2, bound);
     for t in &r.trials {
         for e in &t.evaluations {
-            assert_eq!(e.feasible, e.ttft_p99_ms <= bound, "trial {}", t.id);
+            assert_eq!(
+                e.feasible,
+                e.ttft_p99_ms <= bound && e.steady,
+                "trial {}",
+                t.id
+            );
         }
     }
     let best = r.best().last().copied().unwrap();
