@@ -21,16 +21,28 @@ fn the_plot_has_a_title_units_one_series_per_policy_and_transient_markers() {
     ));
     assert!(svg.contains(r#"class="panel-title">goodput (RPS)</text>"#));
     assert!(svg.contains(r#"class="panel-title">token reuse (%)</text>"#));
-    assert_eq!(count(&svg, r#"class="x-axis">offered rate (RPS)</text>"#), 2);
+    assert_eq!(
+        count(&svg, r#"class="x-axis">offered rate (RPS)</text>"#),
+        2
+    );
     // Two panels x three policies.
     assert_eq!(count(&svg, r#"class="series""#), 6);
     assert_eq!(count(&svg, r#"class="legend""#), 3);
     // A marker per cell and panel; hollow exactly for the transient cells.
     let cells = output::cells(&runs);
-    let transient = cells.iter().filter(|(_, _, g)| !output::cell_is_steady(g)).count();
-    assert!(transient > 0, "the 20 RPS cells of this fleet are transient");
+    let transient = cells
+        .iter()
+        .filter(|(_, _, g)| !output::cell_is_steady(g))
+        .count();
+    assert!(
+        transient > 0,
+        "the 20 RPS cells of this fleet are transient"
+    );
     assert_eq!(count(&svg, r#"class="transient""#), 2 * transient);
-    assert_eq!(count(&svg, r#"class="steady""#), 2 * (cells.len() - transient));
+    assert_eq!(
+        count(&svg, r#"class="steady""#),
+        2 * (cells.len() - transient)
+    );
     // One colour per policy, none repeated.
     let mut colours: Vec<&str> = svg
         .lines()
@@ -52,7 +64,11 @@ fn the_plot_has_a_title_units_one_series_per_policy_and_transient_markers() {
         .and_then(|s| s.split('"').next())
         .and_then(|s| s.parse().ok())
         .expect("width");
-    for x in svg.split(" x=\"").skip(1).filter_map(|s| s.split('"').next()) {
+    for x in svg
+        .split(" x=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+    {
         let x: f64 = x.parse().expect("x");
         assert!(x + 12.0 <= width, "text at {x} in a {width} wide plot");
     }
