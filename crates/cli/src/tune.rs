@@ -151,7 +151,16 @@ pub fn run(a: &TuneArgs) -> i32 {
     );
     let config_text = serde_json::to_string_pretty(&config).unwrap_or_default() + "\n";
     let (new_table, _) = routex::config::load_table("patched lb-config.json", &config_text);
-    if let Some(new_table) = new_table {
+    let has_base = !matches!(
+        prepared.file.base_config,
+        None | Some(serde_json::Value::Null)
+    );
+    if !has_base {
+        let _ = writeln!(
+            out,
+            "\nroutex diff of the change: none (the scenario has no base_config to patch)"
+        );
+    } else if let Some(new_table) = new_table {
         let diff = routex::diff::diff_tables(old_table, &new_table);
         let _ = writeln!(
             out,
