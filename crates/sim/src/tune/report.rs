@@ -116,7 +116,7 @@ pub fn patched_config(
 ) -> Option<(serde_json::Value, serde_json::Value)> {
     use serde_json::Value;
     let definition = routex::check::compile_request_expression(table, model, expression).ok()?;
-    let Value::Object(winner) = routex::config::write::entry_json(&definition.config) else {
+    let Value::Object(winner) = routex::config::entry_json(&definition.config) else {
         return None;
     };
     let mut config = match base {
