@@ -42,7 +42,12 @@ fn the_command_prints_what_the_checkers_accept() {
     );
     let check = routex(&["check", expression]);
     assert_eq!(check.code, 0, "{check:?}");
-    let entry = after("lb-config.json model entry:");
+    // The entry follows its heading's line and ends at the blank line
+    // before the diff.
+    let entry =
+        after("lb-config.json model entry (the base configuration's, with the winner's fields):");
+    let entry = entry.split("\n\n").next().unwrap_or_default().to_string();
+    assert!(entry.starts_with("\"m\": {"), "{entry}");
     let dir = scratch("sim-tune");
     let file = dir.join("lb-config.json");
     std::fs::write(
