@@ -321,7 +321,14 @@ fn run_inner(args: &DecideArgs) -> Result<Outcome, String> {
         }
     })?;
     let table = match &args.config {
-        Some(path) => load_config(&super::input::source_name(path), &read(path)?)?,
+        Some(path) => {
+            let name = super::input::source_name(path);
+            let table = load_config(&name, &read(path)?)?;
+            if let Some(model) = &args.model {
+                listed_model(&table, model, &name)?;
+            }
+            table
+        }
         None => routex::check::permissive_table(),
     };
     decide(
@@ -332,6 +339,26 @@ fn run_inner(args: &DecideArgs) -> Result<Outcome, String> {
         args.expr.as_deref(),
         args.rng_seed,
     )
+}
+
+/// `--model` with `--config` must name a model the configuration lists,
+/// as `check --model` requires: an unlisted name would silently decide
+/// with the default set. (A request's own `model` may be unlisted: that is
+/// what a router receives.) A configuration that lists no model gives
+/// every model the default, so any name is the same there.
+fn listed_model(table: &RouteTable, model: &str, config: &str) -> Result<(), String> {
+    if table.models.is_empty() || table.models.contains_key(model) {
+        return Ok(());
+    }
+    // Bounded: the edit distance is quadratic in the name's length.
+    let hint = (model.len() <= 256)
+        .then(|| routex::check::did_you_mean(model, table.models.keys().map(String::as_str)))
+        .flatten()
+        .map(|name| format!("; did you mean '{name}'?"))
+        .unwrap_or_default();
+    Err(format!(
+        "model '{model}' is not listed in {config}{hint} (omit --model to use the request's model)"
+    ))
 }
 
 /// Runs `routex decide`; returns the exit code.

@@ -135,16 +135,35 @@ fn decide_overrides_and_model_flag() {
         ]),
         r#"{"version": 1, "decision": "selected", "cluster": "a", "rank_depth": 1}"#
     );
-    // --model picks another set: "other" uses the default power-of-n.
+    // --model picks a listed model's set.
     let line = json_line(&[
         "--input",
         "@full-primary.json",
         "--config",
         "@restrictive.routes",
         "--model",
-        "other",
+        "llama",
     ]);
-    assert!(line.contains(r#""decision": "selected""#), "{line}");
+    assert!(line.contains(r#""decision""#), "{line}");
+    // An unlisted --model is a typo (it would silently decide with the
+    // default set), with a did-you-mean as `check --model` gives.
+    for (model, hint) in [("lama", "; did you mean 'llama'?"), ("other", "")] {
+        let (code, stdout, stderr) = decide(&[
+            "--input",
+            "@full-primary.json",
+            "--config",
+            "@restrictive.routes",
+            "--model",
+            model,
+        ]);
+        assert_eq!((code, stdout.as_str()), (2, ""));
+        assert!(
+            stderr.ends_with(&format!(
+                "restrictive.routes{hint} (omit --model to use the request's model)\n"
+            )) && stderr.starts_with(&format!("routex: model '{model}' is not listed in ")),
+            "{stderr}"
+        );
+    }
     // Either expression form.
     assert_eq!(
         json_line(&["--input", "@spec-example.json", r#"pulsar(seed="x")"#]),
