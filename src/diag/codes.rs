@@ -111,6 +111,8 @@ const NO_MEANING: &str = "the route file has no single meaning with it";
 const NO_OUTPUT: &str = "routex cannot write the output it was asked for";
 /// Why the project configuration's own errors are fixed.
 const NO_SETTINGS: &str = "routex cannot tell what the project configured";
+/// Why the errors of a simulator's inputs are fixed.
+const NO_SIMULATION: &str = "the simulator cannot run the scenario with it";
 
 /// Declares [`Code`], `Code::ALL` and [`CODES`] from one list of rows.
 macro_rules! code_table {
@@ -526,5 +528,23 @@ code_table! {
         title: "a suppression that matched no finding",
         description: "A suppression (a `# routex: allow(...)` comment in a route file, or a `[[suppressions]]` entry of the project configuration) matched no finding of its code where it applies: the finding is gone, or the suppression is on the wrong line or entry.",
         help: "Remove the suppression, or move it to the line or entry of the finding.",
+    }
+    UnlistedModel {
+        name: "unlisted_model",
+        level: Deny,
+        origin: Routex,
+        fixed: Some(NO_SIMULATION),
+        title: "a simulator scenario's model is not one the base configuration lists",
+        description: "A simulator scenario's `router.model` is not a model its `base_config` lists, so every request would silently get the configuration's default policy instead of the model's (a base configuration that lists no model at all gives every name its default, and is not checked). `routex check --model`, `explain --model` and `decide --model` refuse the same typo as a usage error.",
+        help: "Name a listed model (the help line gives the closest one, or lists them), or add the model to the base configuration.",
+    }
+    InvalidTrace {
+        name: "invalid_trace",
+        level: Deny,
+        origin: Routex,
+        fixed: Some(NO_SIMULATION),
+        title: "a line of a trace file cannot be read in the trace's format",
+        description: "A trace file the scenario replays cannot be read in its `trace.format`: a line that is not a request of that format (each one a diagnostic at its own file, line and value), or a file that is plainly another format (one diagnostic at its first line, not one per line). The scenario itself gets one `invalid_trace` at `trace.path`, naming the file and the first bad line.",
+        help: "Give the trace's format in `trace.format` (`mooncake`, `session-csv` or `session-jsonl`), or fix the lines named.",
     }
 }

@@ -23,6 +23,7 @@ pub mod output;
 pub mod project;
 pub mod schema;
 pub mod sim;
+pub mod sim_inputs;
 pub mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};

@@ -166,7 +166,7 @@ fn collect(
             if let Ok(text) = &text {
                 if !name.ends_with(".routes") && is_scenario(text) {
                     return Err(UsageError::new(format!(
-                        "{name} is a simulator scenario, not an lb-config.json: run `routex sim run {name}`"
+                        "{name} is a simulator scenario, not an lb-config.json: `routex sim check {name}` checks it and `routex sim run {name}` runs it"
                     )));
                 }
             }

@@ -22,6 +22,12 @@ pub struct SimArgs {
 pub enum SimCommand {
     /// Runs a scenario (the built-in five-region default without a file).
     Run(RunArgs),
+    /// Checks a scenario (and the trace and base configuration it names)
+    /// without running it, reporting every problem in the chosen format.
+    Check(crate::sim_inputs::CheckArgs),
+    /// Writes a minimal scenario for a model of a configuration, every
+    /// constant at its documented default.
+    Init(crate::sim_inputs::InitArgs),
     /// Combines the shard files of `sim run --shard K/N` into the files an
     /// unsharded run writes.
     Merge(MergeArgs),
@@ -124,19 +130,26 @@ pub fn jobs(text: &str) -> Result<usize, String> {
 pub fn run(args: &SimArgs) -> i32 {
     match &args.command {
         SimCommand::Run(a) => run_scenario(a),
+        SimCommand::Check(a) => crate::sim_inputs::check(a),
+        SimCommand::Init(a) => crate::sim_inputs::init(a),
         SimCommand::Merge(a) => merge_shards(a),
         SimCommand::Tune(a) => crate::tune::run(a),
         SimCommand::Capacity(a) => crate::capacity::run(a),
     }
 }
 
-/// Diagnostics through the shared human renderer, on stderr.
+/// One report's diagnostics through the shared human renderer, on stderr.
 pub fn print_report(report: &Report) {
-    if report.diagnostics.is_empty() {
+    print_reports(std::slice::from_ref(report));
+}
+
+/// Diagnostics through the shared human renderer, on stderr.
+pub fn print_reports(reports: &[Report]) {
+    if reports.iter().all(|r| r.diagnostics.is_empty()) {
         return;
     }
     let style = crate::output::human_style(crate::output::Stream::Stderr);
-    eprint!("{}", human::render(std::slice::from_ref(report), style));
+    eprint!("{}", human::render(reports, style));
 }
 
 /// Warnings that are not about a place in the scenario (cuts, transient
@@ -150,36 +163,22 @@ pub fn print_warnings(warnings: &[String]) {
 
 /// Loads the scenario (file or built-in) and applies the overrides; the
 /// waiting mode defaults to `default_mode` unless `--quick` or `--mode`
-/// says otherwise.
+/// says otherwise. Diagnostics (the scenario's, then those of the files it
+/// names) go to stderr.
 pub fn prepare(
     scenario_path: Option<&Path>,
     a: &ScenarioArgs,
     default_mode: WaitMode,
 ) -> Result<Prepared, i32> {
-    let (name, text) = match scenario_path {
-        // The input limit applies to the scenario; a trace is streamed
-        // and bounded by what it holds (the trace reader's limits).
-        Some(path) => match crate::input::read_text(path) {
-            Ok(t) => (crate::input::source_name(path), t),
-            Err(e) => return Err(crate::output::usage_error(e)),
-        },
-        None => (
-            scenario::DEFAULT_SOURCE.to_string(),
-            scenario::DEFAULT_SCENARIO.to_string(),
-        ),
-    };
-    let options = scenario::LoadOptions {
-        dir: scenario_path.and_then(Path::parent),
-        trace: a.trace.as_deref(),
-    };
-    let mut prepared = match scenario::load_with(&name, &text, options) {
+    let mut prepared = match crate::sim_inputs::load(scenario_path, a.trace.as_deref())? {
         Ok(p) => p,
-        Err(report) => {
-            print_report(&report);
+        Err(failure) => {
+            print_reports(&failure.reports());
             return Err(1);
         }
     };
-    print_report(&prepared.warnings);
+    print_reports(std::slice::from_ref(&prepared.warnings));
+    print_reports(&prepared.file_warnings);
     prepared.apply(&a.overrides(), default_mode);
     Ok(prepared)
 }

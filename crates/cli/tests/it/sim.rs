@@ -1,5 +1,6 @@
 //! `routex sim` through its command line: exit codes, output files, shards.
 
+mod inputs;
 mod run;
 mod shard;
 mod tune;

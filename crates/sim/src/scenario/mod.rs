@@ -2,7 +2,11 @@
 //! compilation. Every problem becomes a `Diagnostic` pointing into the JSON
 //! text where practical; unknown fields are rejected.
 
+mod base;
+pub mod init;
+pub mod schema;
 mod spans;
+mod trace_report;
 mod validate;
 pub mod window;
 
@@ -16,7 +20,6 @@ use super::topology::{Topology, TopologySpec};
 use super::workload::trace::{Limits, Trace, TraceSpec};
 use super::workload::{WorkloadSource, WorkloadSpec};
 use indexmap::IndexMap;
-use routex::check;
 use routex::diag::{Code, Diagnostic, Report, Severity, Span};
 use routex::ir::{RouteTable, Settings};
 use serde::{Deserialize, Serialize};
@@ -134,6 +137,8 @@ pub struct Prepared {
     pub policies: Vec<NamedPolicy>,
     /// Warnings only (errors make `load` fail).
     pub warnings: Report,
+    /// Warnings of the files the scenario names (a `base_config` file).
+    pub file_warnings: Vec<Report>,
     /// What the replayed trace holds, when the workload is a trace.
     pub trace: Option<TraceSummary>,
     /// The replayed trace itself (for the cut warnings and rate checks).
@@ -141,6 +146,9 @@ pub struct Prepared {
     /// The scenario file's warm-up and window when an override (`--quick`)
     /// replaced them.
     pub asked_window: Option<(f64, f64)>,
+    /// The base configuration's route table (the permissive default
+    /// without `base_config`).
+    pub base_table: RouteTable,
 }
 
 /// A replayed trace's totals (written to `summary.json`).
@@ -195,13 +203,7 @@ impl Prepared {
     /// The base configuration's route table, which policy strings compile
     /// against (the permissive default without `base_config`).
     pub fn route_table(&self) -> Option<RouteTable> {
-        let json = self
-            .file
-            .base_config
-            .as_ref()
-            .map(|v| serde_json::to_string(v).unwrap_or_default())
-            .unwrap_or_default();
-        base_table(&self.file, &json, 0, &mut Vec::new())
+        Some(self.base_table.clone())
     }
 }
 
@@ -221,33 +223,53 @@ pub struct Overrides {
 /// Where a scenario's files are found.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LoadOptions<'a> {
-    /// The scenario file's directory: a relative `trace.path` starts here.
+    /// The scenario file's directory: a relative `trace.path` or
+    /// `base_config` path starts here.
     pub dir: Option<&'a Path>,
     /// Replaces `trace.path` (the command line's `--trace`).
     pub trace: Option<&'a Path>,
 }
 
-/// Parses and validates a scenario; `Err` holds every error (and warning).
-pub fn load(source_name: &str, text: &str) -> Result<Prepared, Report> {
-    load_with(source_name, text, LoadOptions::default())
+/// Why a scenario did not load: the scenario's own report, and those of the
+/// files it names (a trace whose lines cannot be read, a `base_config`
+/// file with errors), each pointing into its own text. The scenario's
+/// report then holds one diagnostic naming each such file.
+#[derive(Clone, Debug)]
+pub struct LoadFailure {
+    pub scenario: Report,
+    pub files: Vec<Report>,
 }
 
-/// [`load`] with the scenario's directory and overrides, for traces.
+impl LoadFailure {
+    /// The scenario's report first, then the files'.
+    pub fn reports(self) -> Vec<Report> {
+        std::iter::once(self.scenario).chain(self.files).collect()
+    }
+}
+
+/// Parses and validates a scenario; `Err` holds every error (and warning)
+/// of the scenario itself. Relative paths (`trace.path`, a `base_config`
+/// path) start at the current directory: [`load_with`] gives them theirs.
+pub fn load(source_name: &str, text: &str) -> Result<Prepared, Report> {
+    load_with(source_name, text, LoadOptions::default()).map_err(|f| f.scenario)
+}
+
+/// [`load`] with the scenario's directory and overrides, for traces; the
+/// failure carries the reports of the files the scenario names.
 pub fn load_with(
     source_name: &str,
     text: &str,
     options: LoadOptions<'_>,
-) -> Result<Prepared, Report> {
-    let mut report = Report::new(source_name, text);
-    let mut file: ScenarioFile = match serde_json::from_str(text) {
-        Ok(f) => f,
-        Err(e) => {
-            report.diagnostics.push(json_error(text, &e));
-            return Err(report);
-        }
+) -> Result<Prepared, LoadFailure> {
+    let mut failure = LoadFailure {
+        scenario: Report::new(source_name, text),
+        files: Vec::new(),
     };
     let mut errors = Vec::new();
-    let spans = Spans::new(text);
+    let Some((mut file, spans)) = parse(source_name, text, &mut errors) else {
+        failure.scenario.diagnostics = errors;
+        return Err(failure);
+    };
     let mut invalid = |path: &str, message: String| {
         errors.push(Diagnostic::new(Code::InvalidValue, spans.at(path), message));
     };
@@ -259,32 +281,52 @@ pub fn load_with(
     let mut summary = None;
     let mut replayed = None;
     if let Some(spec) = file.trace.clone() {
-        if let Some(trace) = read_trace(&spec, options, &mut invalid) {
-            validate::trace_window(&mut file, &trace, &mut invalid);
-            window::check_trace_rates(&file, &trace, &mut invalid);
-            summary = Some(TraceSummary {
-                requests: trace.len(),
-                span_s: trace.span_s(),
-                native_rps: trace.native_rps(),
-                distinct_keys: trace.distinct_keys(),
-                distinct_blocks: trace.block_ids(),
-            });
-            let trace = Arc::new(trace);
-            replayed = Some(Arc::clone(&trace));
-            workload = Some(trace);
+        match read_trace(&spec, options, &spans, &mut errors) {
+            Ok(trace) => {
+                let mut invalid = |path: &str, message: String| {
+                    errors.push(Diagnostic::new(Code::InvalidValue, spans.at(path), message));
+                };
+                validate::trace_window(&mut file, &trace, &mut invalid);
+                window::check_trace_rates(&file, &trace, &mut invalid);
+                summary = Some(TraceSummary {
+                    requests: trace.len(),
+                    span_s: trace.span_s(),
+                    native_rps: trace.native_rps(),
+                    distinct_keys: trace.distinct_keys(),
+                    distinct_blocks: trace.block_ids(),
+                });
+                let trace = Arc::new(trace);
+                replayed = Some(Arc::clone(&trace));
+                workload = Some(trace);
+            }
+            Err(Some(report)) => failure.files.push(report),
+            Err(None) => {}
         }
     }
-    let at = spans.value("base_config");
-    let base_json = text.get(at.start..at.end).unwrap_or_default();
-    let table = base_table(&file, base_json, at.start, &mut errors);
-    let mut policies = Vec::new();
-    if let Some(table) = &table {
-        policies = compile_policies(&file, text, &spans, table, &mut errors);
+    let mut base = base::resolve(text, &spans, options.dir, &mut errors);
+    let mut file_warnings = Vec::new();
+    if let Some(report) = base.file_report.take() {
+        if report.has_errors() {
+            failure.files.push(report);
+        } else if !report.diagnostics.is_empty() {
+            file_warnings.push(report);
+        }
     }
-    report.diagnostics = errors;
-    let Some(workload) = workload.filter(|_| !report.has_errors()) else {
-        return Err(report);
+    let mut policies = Vec::new();
+    if let Some(table) = &base.table {
+        // Policies compile for the model: against an unlisted name their
+        // errors would only echo the typo.
+        if base::check_model(&file.router.model, table, &base, &spans, &mut errors) {
+            policies = compile_policies(&file, text, &spans, table, &mut errors);
+        }
+    }
+    failure.scenario.diagnostics = errors;
+    let (Some(workload), Some(table)) = (workload, base.table) else {
+        return Err(failure);
     };
+    if failure.scenario.has_errors() || !failure.files.is_empty() {
+        return Err(failure);
+    }
     let mut settings = settings(&file, workload);
     // KV statistics are published when a policy reads them, so that the
     // outputs of every other scenario stay as they were.
@@ -293,20 +335,97 @@ pub fn load_with(
         file,
         settings,
         policies,
-        warnings: report,
+        warnings: failure.scenario,
+        file_warnings,
         trace: summary,
         replayed,
         asked_window: None,
+        base_table: table,
     })
 }
 
-/// Streams the trace file; each malformed line is one diagnostic at
-/// `trace.path` naming its line.
+/// The scenario's structure: JSON syntax, then every key and type at once
+/// ([`schema`]), then serde's typed read (which the shape check makes
+/// succeed). `None` when any of them failed; the errors are in `errors`.
+fn parse(
+    source_name: &str,
+    text: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<(ScenarioFile, Spans)> {
+    let root = match routex::config::json::parse(text) {
+        Ok(root) => root,
+        Err(e) => {
+            let at = e.at.min(text.len());
+            errors.push(Diagnostic::new(
+                Code::InvalidJson,
+                Span::new(at, (at + 1).min(text.len())),
+                format!("invalid JSON: {}", e.message),
+            ));
+            return None;
+        }
+    };
+    if let Some(d) = lb_config_instead(source_name, &root) {
+        errors.push(d);
+        return None;
+    }
+    let default: Option<serde_json::Value> = serde_json::from_str(DEFAULT_SCENARIO).ok();
+    schema::check(&root, schema::SCENARIO, "", default.as_ref(), errors);
+    if errors.iter().any(Diagnostic::is_error) {
+        return None;
+    }
+    let typed = serde_json::from_str::<serde_json::Value>(text).and_then(|mut value| {
+        schema::strip_comments(&mut value, true);
+        serde_json::from_value::<ScenarioFile>(value)
+    });
+    match typed {
+        Ok(file) => Some((file, Spans::from_root(root))),
+        Err(e) => {
+            // Only a gap between the shape table and the structs gets here.
+            errors.push(Diagnostic::new(
+                Code::InvalidValue,
+                Span::new(root.span.start, root.span.start + 1),
+                routex::json_words::user_message(&e.to_string()),
+            ));
+            None
+        }
+    }
+}
+
+/// An lb-config.json given where a scenario belongs: one diagnostic
+/// saying what the file is and which commands read it, instead of an
+/// `unknown_field` for `default`.
+fn lb_config_instead(name: &str, root: &routex::config::json::Node) -> Option<Diagnostic> {
+    use routex::config::json::Json;
+    let Json::Object(members) = &root.value else {
+        return None;
+    };
+    let has = |keys: &[&str]| members.iter().find(|m| keys.contains(&m.key.as_str()));
+    let lb = has(&["default", "request_algorithms", "models"])?;
+    if has(&["policies", "topology", "engine", "pylon"]).is_some() {
+        return None;
+    }
+    Some(
+        Diagnostic::new(
+            Code::UnknownField,
+            lb.key_span,
+            "this is an lb-config.json, not a simulator scenario",
+        )
+        .with_help(format!(
+            "`routex lint {name}` checks it; `routex sim init --config {name} --model ID` \
+             writes a scenario that simulates it"
+        )),
+    )
+}
+
+/// Streams the trace file. A trace that cannot be read is one diagnostic
+/// at `trace.path`, naming the file, and (when its lines are at fault) the
+/// trace's own report, each bad line a diagnostic at its line.
 fn read_trace(
     spec: &TraceSpec,
     options: LoadOptions<'_>,
-    invalid: &mut dyn FnMut(&str, String),
-) -> Option<Trace> {
+    spans: &Spans,
+    errors: &mut Vec<Diagnostic>,
+) -> Result<Trace, Option<Report>> {
     let path = match options.trace {
         Some(p) => p.to_path_buf(),
         None => match options.dir {
@@ -314,26 +433,41 @@ fn read_trace(
             None => Path::new(&spec.path).to_path_buf(),
         },
     };
+    let at = spans.at("trace.path");
     let file = match std::fs::File::open(&path) {
         Ok(f) => f,
         Err(e) => {
-            invalid(
-                "trace.path",
-                format!("cannot read trace {}: {e}", path.display()),
-            );
-            return None;
+            errors.push(Diagnostic::new(
+                Code::InvalidValue,
+                at,
+                format!(
+                    "cannot read trace {}: {}",
+                    path.display(),
+                    routex::config::file_io_reason(&e)
+                ),
+            ));
+            return Err(None);
         }
     };
     match Trace::read(std::io::BufReader::new(file), spec, Limits::default()) {
-        Ok(t) => Some(t),
-        Err(errors) => {
-            for e in errors {
-                invalid(
-                    "trace.path",
-                    format!("trace {} line {}: {}", path.display(), e.line, e.message),
-                );
-            }
-            None
+        Ok(t) => Ok(t),
+        Err(bad) => {
+            let report = trace_report::report(&path, spec, &bad);
+            let first = bad.first().map_or(0, |e| e.line);
+            errors.push(Diagnostic::new(
+                Code::InvalidTrace,
+                at,
+                format!(
+                    "trace {} cannot be read as format \"{}\": {} (the first at line {first})",
+                    path.display(),
+                    spec.format,
+                    match bad.len() {
+                        1 => "1 problem".to_string(),
+                        n => format!("{n} problems"),
+                    },
+                ),
+            ));
+            Err(Some(report))
         }
     }
 }
@@ -380,72 +514,6 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         faults: Vec::new(),
         keep_detail: false,
         publish_kv: false,
-    }
-}
-
-/// serde_json's line and column as a one-character span.
-fn json_error(text: &str, e: &serde_json::Error) -> Diagnostic {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(e.line().saturating_sub(1))
-        .map(str::len)
-        .sum();
-    let at = (line_start + e.column().saturating_sub(1)).min(text.len());
-    let message = e.to_string();
-    let code = match e.classify() {
-        serde_json::error::Category::Data if message.starts_with("unknown field") => {
-            Code::UnknownField
-        }
-        serde_json::error::Category::Data if message.starts_with("missing field") => {
-            Code::MissingField
-        }
-        serde_json::error::Category::Data if message.starts_with("invalid type") => {
-            Code::InvalidType
-        }
-        serde_json::error::Category::Data => Code::InvalidValue,
-        _ => Code::InvalidJson,
-    };
-    let message = match message.rfind(" at line ") {
-        Some(i) => &message[..i],
-        None => &message,
-    };
-    let message = routex::json_words::user_message(message);
-    Diagnostic::new(
-        code,
-        Span::new(at, (at + 1).min(text.len()).max(at)),
-        message,
-    )
-}
-
-/// The base configuration: permissive unless `base_config` is an object.
-/// Its own text (the slice of the scenario) is read as an lb-config.json,
-/// so its diagnostics point at their keys inside the scenario.
-/// `json` is the base configuration's text, at byte `offset` of the
-/// scenario.
-fn base_table(
-    f: &ScenarioFile,
-    json: &str,
-    offset: usize,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<RouteTable> {
-    match &f.base_config {
-        None | Some(serde_json::Value::Null) => return Some(check::permissive_table()),
-        Some(_) => {}
-    }
-    let (table, report) = routex::config::load_table("base_config.json", json);
-    for d in report.diagnostics.iter().filter(|d| d.is_error()) {
-        errors.push(Diagnostic {
-            span: Span::new(offset + d.span.start, offset + d.span.end),
-            message: format!("base_config: {}", d.message),
-            // The span is the key now, not the text the fix would replace.
-            suggestion: None,
-            ..d.clone()
-        });
-    }
-    if report.has_errors() {
-        None
-    } else {
-        table
     }
 }
 
@@ -580,14 +648,81 @@ mod tests {
         assert_eq!(raw_offset(raw, unescaped, 99), raw.len());
     }
 
+    /// Every key path of a serialised value (arrays through their first
+    /// item; the insides of `base_config` and `policies` are not the
+    /// scenario's own keys).
+    fn value_paths(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    out.push(p.clone());
+                    if p != "base_config" && p != "policies" {
+                        value_paths(v, &p, out);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                if let Some(first) = items.first() {
+                    if first.is_object() {
+                        value_paths(first, &format!("{prefix}.0"), out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     #[test]
-    fn json_errors_point_at_the_problem() {
-        let text = "{\n  \"name\": \"x\",\n  \"bogus\": 1\n}";
-        let e = serde_json::from_str::<ScenarioFile>(text).unwrap_err();
-        let d = json_error(text, &e);
-        assert_eq!(d.code, Code::UnknownField);
-        assert_eq!(routex::diag::line_column(text, d.span.start).0, 3);
-        let e = serde_json::from_str::<ScenarioFile>("{\"name\": }").unwrap_err();
-        assert_eq!(json_error("{\"name\": }", &e).code, Code::InvalidJson);
+    fn shape_matches_the_structs() {
+        let mut file: ScenarioFile = serde_json::from_str(DEFAULT_SCENARIO).expect("default");
+        // Every optional field set, so that serde writes it.
+        file.pylon.coalesce_ms = Some(5);
+        file.engine.batched = Some(Default::default());
+        if let Some(w) = file.workload.as_mut() {
+            w.block_tokens = Some(64);
+        }
+        file.trace = Some(TraceSpec {
+            path: "t.jsonl".into(),
+            format: "mooncake".into(),
+            block_tokens: 512,
+            speedups: vec![1.0],
+            affinity_key: Some(Default::default()),
+            max_requests: Some(10),
+        });
+        file.base_config = Some(serde_json::json!({"default": "random"}));
+        let value = serde_json::to_value(&file).expect("serialise");
+        let mut from_structs = Vec::new();
+        value_paths(&value, "", &mut from_structs);
+        let mut from_shape = Vec::new();
+        schema::paths(schema::SCENARIO, "", &mut from_shape);
+        from_structs.sort();
+        from_shape.sort();
+        assert_eq!(from_structs, from_shape);
+        // And the shape accepts what the structs write.
+        let text = serde_json::to_string_pretty(&value).expect("text");
+        let root = routex::config::json::parse(&text).expect("json");
+        let mut errors = Vec::new();
+        schema::check(&root, schema::SCENARIO, "", None, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn comments_are_ignored_everywhere_but_base_config() {
+        let mut v: serde_json::Value = serde_json::from_str(DEFAULT_SCENARIO).expect("default");
+        v["//"] = "top".into();
+        v["engine"]["//"] = serde_json::json!(["any", "value"]);
+        v["pylon"]["input_tps"]["//"] = 1.into();
+        v["policies"]["//"] = "not a policy".into();
+        let p = load("s.json", &v.to_string()).expect("comments load");
+        assert_eq!(p.policies.len(), 7);
+        v["base_config"] = serde_json::json!({"//": "x", "default": "random"});
+        let report = load("s.json", &v.to_string()).expect_err("stargate has no comments");
+        assert_eq!(report.diagnostics.len(), 1, "{:?}", report.diagnostics);
+        assert_eq!(report.diagnostics[0].code, Code::UnknownField);
     }
 }

@@ -3,7 +3,9 @@
 //! `topology.regions.2.traffic_weight`), so a diagnostic points at the
 //! value it is about rather than at the first occurrence of the key's name.
 
-use routex::config::json::{self, Json, Node};
+#[cfg(test)]
+use routex::config::json;
+use routex::config::json::{Json, Node};
 use routex::diag::Span;
 
 /// The parsed tree of a scenario text (`None` if it is not JSON; serde's
@@ -13,10 +15,16 @@ pub(super) struct Spans {
 }
 
 impl Spans {
+    #[cfg(test)]
     pub(super) fn new(text: &str) -> Self {
         Spans {
             root: json::parse(text).ok(),
         }
+    }
+
+    /// The tree the loader has parsed already.
+    pub(super) fn from_root(root: Node) -> Self {
+        Spans { root: Some(root) }
     }
 
     /// The node at `path` (object keys, array indices); a duplicated key

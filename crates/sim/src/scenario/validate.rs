@@ -3,7 +3,7 @@
 
 use super::ScenarioFile;
 use crate::engine::{V1, V2, V3};
-use crate::workload::trace::{Trace, TraceSpec};
+use crate::workload::trace::{Trace, TraceSpec, FORMATS};
 
 /// The most distinct prefix blocks a workload may have: each engine v2
 /// cache indexes them with one `u32` per id.
@@ -168,10 +168,15 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
 fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
     let e = &f.engine;
     if ![V1, V2, V3].contains(&e.model.as_str()) {
+        let hint = (e.model.len() <= 256)
+            .then(|| routex::check::did_you_mean(&e.model, [V1, V2, V3]))
+            .flatten()
+            .map(|best| format!(" (did you mean \"{best}\"?)"))
+            .unwrap_or_default();
         err(
             "engine.model",
             format!(
-                "engine model `{}` is not supported; use \"{V1}\", \"{V2}\" or \"{V3}\"",
+                "engine model \"{}\" is not supported{hint}; use \"{V1}\", \"{V2}\" or \"{V3}\"",
                 e.model
             ),
         );
@@ -364,13 +369,26 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
 
 /// The trace's settings (its lines are checked as it is read).
 fn trace(t: &TraceSpec, err: &mut Err<'_>) {
-    if t.format != "mooncake" {
+    if !FORMATS.contains(&t.format.as_str()) {
+        let hint = (t.format.len() <= 256)
+            .then(|| routex::check::did_you_mean(&t.format, FORMATS.iter().copied()))
+            .flatten()
+            .map(|best| format!(" (did you mean \"{best}\"?)"))
+            .unwrap_or_default();
         err(
             "trace.format",
             format!(
-                "trace format `{}` is not supported; use \"mooncake\"",
-                t.format
+                "trace format \"{}\" is not supported{hint}; use one of \"{}\"",
+                t.format,
+                FORMATS.join("\", \"")
             ),
+        );
+    }
+    if t.format != "mooncake" && t.affinity_key.is_some() {
+        err(
+            "trace.affinity_key",
+            "`affinity_key` applies to Mooncake traces: a session log's key is its session id"
+                .into(),
         );
     }
     if t.block_tokens == 0 || t.block_tokens > 1_000_000 {

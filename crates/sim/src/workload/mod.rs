@@ -2,9 +2,11 @@
 //! codemap): a [`WorkloadSource`] turns an offered rate and a horizon into
 //! the run's [`Plan`], every request with its arrival, affinity key, sizes,
 //! entry router, engine draws and prefix blocks. The synthetic generator
-//! lives in [`synthetic`], trace replay in [`trace`]; every draw comes from the `WORKLOAD` stream, so
+//! lives in [`synthetic`], trace replay in [`trace`] (Mooncake traces and,
+//! through [`sessions`], request logs with session ids); every draw comes from the `WORKLOAD` stream, so
 //! every policy sees the same plan.
 
+pub mod sessions;
 pub mod synthetic;
 pub mod trace;
 

@@ -13,8 +13,10 @@ use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
 use crate::time::{from_secs, Micros};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use routex::config::json::{Json, Node};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use super::sessions::SessionReader;
+use std::collections::HashMap;
 use std::io::{BufRead, Read};
 use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
@@ -25,7 +27,7 @@ use xxhash_rust::xxh3::xxh3_64;
 pub struct TraceSpec {
     /// The JSONL file, relative to the scenario file's directory.
     pub path: String,
-    /// Only `"mooncake"`.
+    /// One of [`FORMATS`].
     #[serde(default = "default_format")]
     pub format: String,
     /// Tokens per block of `hash_ids` (512 in the Mooncake traces).
@@ -35,8 +37,10 @@ pub struct TraceSpec {
     /// speed-up x the trace's native rate. Absent = use `rates_rps`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub speedups: Vec<f64>,
-    #[serde(default)]
-    pub affinity_key: AffinityRule,
+    /// Mooncake traces only (a session log's key is its session id);
+    /// absent = [`AffinityRule::default`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity_key: Option<AffinityRule>,
     /// Replays only the first this many requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_requests: Option<u64>,
@@ -63,6 +67,22 @@ pub enum Repeat {
 impl Repeat {
     fn is_fresh(&self) -> bool {
         *self == Repeat::Fresh
+    }
+}
+
+/// The trace formats `trace.format` accepts: Mooncake JSONL, and request
+/// logs with session ids as CSV or JSONL ([`super::sessions`]).
+pub const FORMATS: &[&str] = &["mooncake", "session-csv", "session-jsonl"];
+
+/// The format a trace file's first non-blank line suggests: a JSON object
+/// with `hash_ids` is Mooncake, another JSON object a JSONL session log,
+/// anything else a CSV session log (`routex sim init --trace`).
+pub fn guess_format(first_line: &str) -> &'static str {
+    let line = first_line.trim();
+    match line.starts_with('{') {
+        true if line.contains("\"hash_ids\"") => "mooncake",
+        true => "session-jsonl",
+        false => "session-csv",
     }
 }
 
@@ -133,7 +153,60 @@ impl Default for Limits {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceError {
     pub line: u64,
+    /// The 1-based byte column in the line, when one value is at fault.
+    pub column: Option<usize>,
+    /// The value's length in bytes from `column` (at least 1).
+    pub width: usize,
     pub message: String,
+}
+
+/// A problem with one line, before its number is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LineError {
+    pub message: String,
+    /// 1-based byte column in the trimmed line.
+    pub column: Option<usize>,
+    /// Bytes from `column`.
+    pub width: usize,
+}
+
+impl LineError {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
+        LineError {
+            message: message.into(),
+            column: None,
+            width: 1,
+        }
+    }
+
+    /// The value at fault is `width` bytes long (at least 1).
+    pub(crate) fn wide(mut self, width: usize) -> Self {
+        self.width = width.max(1);
+        self
+    }
+
+    pub(crate) fn at(message: impl Into<String>, column: usize) -> Self {
+        LineError {
+            message: message.into(),
+            column: Some(column),
+            width: 1,
+        }
+    }
+}
+
+/// One request as a line describes it, before its blocks are interned.
+pub(crate) struct LineRequest {
+    pub timestamp_ms: f64,
+    pub input: u64,
+    pub output: u64,
+    /// The prompt's prefix blocks, first first (raw ids).
+    pub blocks: Vec<u64>,
+    pub key: Option<String>,
+}
+
+enum Format {
+    Mooncake(AffinityRule),
+    Sessions(SessionReader),
 }
 
 /// One line of a Mooncake trace; other fields are ignored.
@@ -143,6 +216,155 @@ struct MooncakeLine {
     input_length: u64,
     output_length: u64,
     hash_ids: Vec<u64>,
+}
+
+/// serde_json's message in the user's words, at the value it is about:
+/// serde's column is where it stopped (the end of a string), so the
+/// member of the line's object whose value holds that column is found in
+/// the span-keeping tree.
+pub(crate) fn json_line_error(text: &str, e: &serde_json::Error) -> LineError {
+    let message = e.to_string();
+    let message = match message.rfind(" at line ") {
+        Some(i) => &message[..i],
+        None => &message,
+    };
+    let mut error = LineError::at(routex::json_words::user_message(message), e.column().max(1));
+    let at = e.column().saturating_sub(1);
+    if let Ok(Node {
+        value: Json::Object(members),
+        ..
+    }) = routex::config::json::parse(text)
+    {
+        if let Some(m) = members
+            .iter()
+            .find(|m| m.value.span.start <= at && at < m.value.span.end)
+        {
+            error.column = Some(m.value.span.start + 1);
+            error.width = (m.value.span.end - m.value.span.start).max(1);
+        }
+    }
+    error
+}
+
+/// The first line of a file read as Mooncake JSONL: `Some` (the one error
+/// to report) when it is plainly another format.
+fn not_mooncake(text: &str) -> Option<String> {
+    if text.starts_with('{') {
+        return None;
+    }
+    let hint = if text.contains(',') {
+        "it looks like CSV: a request log with session ids is read with \"format\": \"session-csv\""
+    } else {
+        "each line of a Mooncake trace is a JSON object with `timestamp`, `input_length`, `output_length` and `hash_ids`"
+    };
+    Some(format!(
+        "the file is not a Mooncake JSONL trace: its first line is not a JSON object ({hint})"
+    ))
+}
+
+fn mooncake_line(text: &str, rule: AffinityRule) -> Result<LineRequest, LineError> {
+    let line: MooncakeLine = serde_json::from_str(text).map_err(|e| json_line_error(text, &e))?;
+    Ok(LineRequest {
+        timestamp_ms: line.timestamp,
+        input: line.input_length,
+        output: line.output_length,
+        key: rule.key(&line.hash_ids),
+        blocks: line.hash_ids,
+    })
+}
+
+/// Why a request was not kept.
+enum Stop {
+    /// This line only.
+    Line(String),
+    /// A bound of [`Limits`]: reading stops.
+    Bound(String),
+}
+
+/// The requests read so far, their interned blocks and keys.
+#[derive(Default)]
+struct Builder {
+    /// How messages name the timestamp, input and output of a line.
+    names: [&'static str; 3],
+    requests: Vec<TraceRequest>,
+    blocks: Vec<u32>,
+    intern: HashMap<u64, u32>,
+    keys: HashMap<String, u32>,
+    key_names: Vec<String>,
+    first_ms: Option<f64>,
+}
+
+impl Builder {
+    fn push(&mut self, line: LineRequest, limits: &Limits) -> Result<(), Stop> {
+        let [timestamp, input, output] = self.names;
+        if !(line.timestamp_ms.is_finite() && line.timestamp_ms >= 0.0) {
+            return Err(Stop::Line(
+                format!("{timestamp} must be a finite number of ms >= 0"),
+            ));
+        }
+        if line.input == 0 || line.input > MAX_INPUT {
+            return Err(Stop::Line(format!(
+                "{input} must be in 1..={MAX_INPUT}, got {}",
+                line.input
+            )));
+        }
+        if line.output > MAX_OUTPUT {
+            return Err(Stop::Line(format!(
+                "{output} must be at most {MAX_OUTPUT}, got {}",
+                line.output
+            )));
+        }
+        let first = *self.first_ms.get_or_insert(line.timestamp_ms);
+        if line.timestamp_ms < first {
+            return Err(Stop::Line(format!(
+                "{timestamp} {} is before the first request's {first}",
+                line.timestamp_ms
+            )));
+        }
+        if self.requests.len() >= limits.requests
+            || self.blocks.len() + line.blocks.len() > limits.block_refs
+        {
+            return Err(Stop::Bound(format!(
+                "the trace is larger than the simulator holds: at most {} requests and {} block ids in all",
+                limits.requests, limits.block_refs
+            )));
+        }
+        let start = self.blocks.len() as u32;
+        for &id in &line.blocks {
+            let next = self.intern.len() as u32;
+            let dense = *self.intern.entry(id).or_insert(next);
+            self.blocks.push(dense);
+        }
+        if self.intern.len() > limits.distinct_blocks {
+            return Err(Stop::Bound(format!(
+                "more than {} distinct block ids",
+                limits.distinct_blocks
+            )));
+        }
+        let key = match line.key {
+            Some(name) => match self.keys.get(&name) {
+                Some(&k) => k,
+                None => {
+                    let k = self.key_names.len() as u32;
+                    self.keys.insert(name.clone(), k);
+                    self.key_names.push(name);
+                    k
+                }
+            },
+            None => u32::MAX,
+        };
+        self.requests.push(TraceRequest {
+            at_us: from_secs((line.timestamp_ms - first) / 1_000.0),
+            input: line.input,
+            output: line.output,
+            key,
+            blocks: BlockSpan {
+                start,
+                len: line.blocks.len() as u32,
+            },
+        });
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -173,27 +395,36 @@ const MAX_INPUT: u64 = 1_000_000_000;
 const MAX_OUTPUT: u64 = 1_000_000;
 
 impl Trace {
-    /// Reads a Mooncake JSONL trace. Blank lines are skipped. Errors name
-    /// their line; reading stops after `limits.errors` of them or at the
-    /// first bound exceeded.
+    /// Reads a trace in `spec.format` (docs/simulator.md, "Trace replay"
+    /// and "Session traces"). Blank lines are skipped. Errors name their
+    /// line; reading stops after `limits.errors` of them, at the first
+    /// bound exceeded, or at a first line that shows the file is in
+    /// another format (one error, not one per line).
     pub fn read(
         mut reader: impl BufRead,
         spec: &TraceSpec,
         limits: Limits,
     ) -> Result<Trace, Vec<TraceError>> {
+        let mut format = match spec.format.as_str() {
+            "session-csv" => Format::Sessions(SessionReader::csv(spec.block_tokens)),
+            "session-jsonl" => Format::Sessions(SessionReader::jsonl(spec.block_tokens)),
+            _ => Format::Mooncake(spec.affinity_key.unwrap_or_default()),
+        };
         let mut errors = Vec::new();
-        let mut requests: Vec<TraceRequest> = Vec::new();
-        let mut blocks: Vec<u32> = Vec::new();
-        let mut intern: BTreeMap<u64, u32> = BTreeMap::new();
-        let mut keys: BTreeMap<String, u32> = BTreeMap::new();
-        let mut key_names: Vec<String> = Vec::new();
-        let mut first_ms: Option<f64> = None;
+        let mut b = Builder {
+            names: match format {
+                Format::Mooncake(_) => ["`timestamp`", "`input_length`", "`output_length`"],
+                Format::Sessions(_) => ["the timestamp in ms", "`input_tokens`", "`output_tokens`"],
+            },
+            ..Builder::default()
+        };
         let mut buf = Vec::new();
         let mut line_no = 0u64;
+        let mut seen_content = false;
         let max = spec.max_requests.unwrap_or(u64::MAX);
         let mut file_requests = None;
         loop {
-            if requests.len() as u64 >= max {
+            if b.requests.len() as u64 >= max {
                 file_requests = Some(max + count_lines(&mut reader));
                 break;
             }
@@ -204,6 +435,8 @@ impl Trace {
             line_no += 1;
             let err = |message: String| TraceError {
                 line: line_no,
+                column: None,
+                width: 1,
                 message,
             };
             // A bounded read: a line longer than the limit is an error, not
@@ -225,8 +458,8 @@ impl Trace {
                 errors.push(err(format!("line longer than {} bytes", limits.line_bytes)));
                 break;
             }
-            let text = match std::str::from_utf8(&buf) {
-                Ok(t) => t.trim(),
+            let raw = match std::str::from_utf8(&buf) {
+                Ok(t) => t,
                 Err(e) => {
                     errors.push(err(format!(
                         "not valid UTF-8 (byte {})",
@@ -235,110 +468,82 @@ impl Trace {
                     continue;
                 }
             };
+            let text = raw.trim();
             if text.is_empty() {
                 continue;
             }
-            let line: MooncakeLine = match serde_json::from_str(text) {
-                Ok(l) => l,
-                Err(e) => {
-                    let message = e.to_string();
-                    let message = match message.rfind(" at line ") {
-                        Some(i) => format!(
-                            "{} (column {})",
-                            routex::json_words::user_message(&message[..i]),
-                            e.column()
-                        ),
-                        None => routex::json_words::user_message(&message),
-                    };
-                    errors.push(err(message));
+            let lead = raw.len() - raw.trim_start().len();
+            let first = !seen_content;
+            seen_content = true;
+            let parsed = match &mut format {
+                Format::Mooncake(rule) => {
+                    if first {
+                        if let Some(message) = not_mooncake(text) {
+                            errors.push(err(message));
+                            break;
+                        }
+                    }
+                    mooncake_line(text, *rule)
+                }
+                Format::Sessions(reader) => {
+                    if first {
+                        match reader.first_line(text) {
+                            Ok(true) => continue,
+                            Ok(false) => {}
+                            Err(bad) => {
+                                errors.push(TraceError {
+                                    line: line_no,
+                                    column: bad.column.map(|c| c + lead),
+                                    width: bad.width,
+                                    message: bad.message,
+                                });
+                                break;
+                            }
+                        }
+                    }
+                    reader.line(text)
+                }
+            };
+            let request = match parsed {
+                Ok(r) => r,
+                Err(bad) => {
+                    errors.push(TraceError {
+                        line: line_no,
+                        column: bad.column.map(|c| c + lead),
+                        width: bad.width,
+                        message: bad.message,
+                    });
                     continue;
                 }
             };
-            if !(line.timestamp.is_finite() && line.timestamp >= 0.0) {
-                errors.push(err("`timestamp` must be a finite number of ms >= 0".into()));
-                continue;
-            }
-            if line.input_length == 0 || line.input_length > MAX_INPUT {
-                errors.push(err(format!(
-                    "`input_length` must be in 1..={MAX_INPUT}, got {}",
-                    line.input_length
-                )));
-                continue;
-            }
-            if line.output_length > MAX_OUTPUT {
-                errors.push(err(format!(
-                    "`output_length` must be at most {MAX_OUTPUT}, got {}",
-                    line.output_length
-                )));
-                continue;
-            }
-            let first = *first_ms.get_or_insert(line.timestamp);
-            if line.timestamp < first {
-                errors.push(err(format!(
-                    "`timestamp` {} is before the first request's {first}",
-                    line.timestamp
-                )));
-                continue;
-            }
-            if requests.len() >= limits.requests
-                || blocks.len() + line.hash_ids.len() > limits.block_refs
-            {
-                errors.push(err(format!(
-                    "the trace is larger than the simulator holds: at most {} requests and {} block ids in all",
-                    limits.requests, limits.block_refs
-                )));
-                break;
-            }
-            let start = blocks.len() as u32;
-            for &id in &line.hash_ids {
-                let next = intern.len() as u32;
-                let dense = *intern.entry(id).or_insert(next);
-                blocks.push(dense);
-            }
-            if intern.len() > limits.distinct_blocks {
-                errors.push(err(format!(
-                    "more than {} distinct block ids",
-                    limits.distinct_blocks
-                )));
-                break;
-            }
-            let key = match spec.affinity_key.key(&line.hash_ids) {
-                Some(name) => {
-                    let next = key_names.len() as u32;
-                    *keys.entry(name).or_insert_with_key(|name| {
-                        key_names.push(name.clone());
-                        next
-                    })
+            match b.push(request, &limits) {
+                Ok(()) => {}
+                Err(Stop::Line(message)) => errors.push(err(message)),
+                Err(Stop::Bound(message)) => {
+                    errors.push(err(message));
+                    break;
                 }
-                None => u32::MAX,
-            };
-            requests.push(TraceRequest {
-                at_us: from_secs((line.timestamp - first) / 1_000.0),
-                input: line.input_length,
-                output: line.output_length,
-                key,
-                blocks: BlockSpan {
-                    start,
-                    len: line.hash_ids.len() as u32,
-                },
-            });
+            }
         }
         if !errors.is_empty() {
             return Err(errors);
         }
-        if requests.is_empty() {
+        if b.requests.is_empty() {
             return Err(vec![TraceError {
                 line: line_no,
+                column: None,
+                width: 1,
                 message: "the trace holds no request".into(),
             }]);
         }
+        let mut requests = b.requests;
         // Replay in time order; equal times keep the file's order.
         requests.sort_by_key(|r| r.at_us);
         Ok(Trace {
             requests,
-            key_names: key_names.into(),
-            block_ids: intern.len() as u32,
-            blocks: blocks.into(),
+            key_names: b.key_names.into(),
+            block_ids: b.intern.len() as u32,
+            blocks: b.blocks.into(),
             block_tokens: spec.block_tokens,
             repeat: spec.repeat,
             file_requests,
@@ -590,7 +795,7 @@ mod tests {
             format: default_format(),
             block_tokens: 512,
             speedups: Vec::new(),
-            affinity_key: AffinityRule::default(),
+            affinity_key: None,
             max_requests: None,
             repeat: Repeat::Fresh,
         }
@@ -634,7 +839,7 @@ mod tests {
             "{}",
             e[0].message
         );
-        assert!(e[1].message.contains("(column 2)"), "{}", e[1].message);
+        assert_eq!(e[1].column, Some(2), "{}", e[1].message);
         assert!(e[2].message.contains("timestamp"));
         assert!(e[3].message.contains("input_length"));
     }
@@ -658,7 +863,7 @@ mod tests {
             errors: 2,
             ..Limits::default()
         };
-        let e = Trace::read("x\ny\nz\n".as_bytes(), &spec(), few).unwrap_err();
+        let e = Trace::read("{x\n{y\n{z\n".as_bytes(), &spec(), few).unwrap_err();
         assert_eq!(e.len(), 2, "reading stops after the error limit");
         let e = Trace::read("\n\n".as_bytes(), &spec(), Limits::default()).unwrap_err();
         assert!(e[0].message.contains("no request"));
@@ -792,5 +997,139 @@ mod tests {
         first.max_requests = Some(3);
         let t = Trace::read(GOOD.as_bytes(), &first, Limits::default()).expect("good");
         assert_eq!(t.file_requests(), None);
+    }
+
+    fn sessions(format: &str, block_tokens: u64) -> TraceSpec {
+        TraceSpec {
+            format: format.into(),
+            block_tokens,
+            ..spec()
+        }
+    }
+
+    /// The raw block lists of every request, in file order, as small
+    /// numbers (first appearance order of the dense ids).
+    fn block_lists(t: &Trace) -> Vec<Vec<u32>> {
+        t.requests
+            .iter()
+            .map(|r| t.blocks[r.blocks.start as usize..][..r.blocks.len as usize].to_vec())
+            .collect()
+    }
+
+    const SESSIONS_CSV: &str = "timestamp_s,session_id,input_tokens,output_tokens,extra\n\
+        0.0,alice,250,10,x\n\
+        0.5,bob,250,10,y\n\
+        1.0,alice,520,20,z\n\
+        \n\
+        2.0,\"alice\",700,5,w\n";
+
+    #[test]
+    fn session_prompts_grow_turn_by_turn_and_stay_in_their_session() {
+        let t = Trace::read(SESSIONS_CSV.as_bytes(), &sessions("session-csv", 100), Limits::default())
+            .expect("good");
+        assert_eq!(t.len(), 4);
+        assert_eq!(t.span_s(), 2.0);
+        // alice 250 tokens: full blocks 0, 1 and a partial one (ids 0, 1, 2);
+        // bob's blocks are his own (3, 4, 5); alice's next turns reuse her
+        // full blocks and add their own.
+        assert_eq!(
+            block_lists(&t),
+            vec![
+                vec![0, 1, 2],
+                vec![3, 4, 5],
+                vec![0, 1, 6, 7, 8, 9],
+                vec![0, 1, 6, 7, 8, 10, 11],
+            ]
+        );
+        assert_eq!(t.distinct_keys(), 2, "one key per session");
+        let keys: Vec<u32> = t.requests.iter().map(|r| r.key).collect();
+        assert_eq!(keys, vec![0, 1, 0, 0]);
+        assert_eq!(t.key_names[0], format!("s{:016x}", xxh3_64(b"alice")));
+    }
+
+    #[test]
+    fn a_prefix_group_is_the_only_thing_sessions_share() {
+        let jsonl = r#"{"timestamp_ms": 0, "session_id": 1, "input_tokens": 300, "output_tokens": 1, "prefix_group": "tenant-a", "prefix_tokens": 200}
+{"timestamp_ms": 10, "session_id": 2, "input_tokens": 300, "output_tokens": 1, "prefix_group": "tenant-a", "prefix_tokens": 250}
+{"timestamp_ms": 20, "session_id": 3, "input_tokens": 300, "output_tokens": 1, "prefix_group": "tenant-b", "prefix_tokens": 200}
+{"timestamp_ms": 30, "session_id": "1", "input_tokens": 300, "output_tokens": 1}
+"#;
+        let t = Trace::read(jsonl.as_bytes(), &sessions("session-jsonl", 100), Limits::default())
+            .expect("good");
+        assert_eq!(
+            block_lists(&t),
+            vec![
+                // tenant-a's two prefix blocks, then session 1's own block.
+                vec![0, 1, 2],
+                // 250 prefix tokens are two full blocks: the same two.
+                vec![0, 1, 3],
+                // Another tenant shares nothing.
+                vec![4, 5, 6],
+                // Session 1 without its group: positions 0 and 1 are the
+                // session's own blocks, position 2 its full block again.
+                vec![7, 8, 2],
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_session_lines_are_errors_at_their_line_and_column() {
+        let text = "timestamp_ms,input_tokens,output_tokens,session_id\n\
+            0,100,1,a\n\
+            5,lots,1,a\n\
+            6,100\n\
+            7,100,1,\n\
+            -1,100,1,b\n\
+            8,100,1,\"open\n";
+        let e = Trace::read(text.as_bytes(), &sessions("session-csv", 64), Limits::default())
+            .unwrap_err();
+        let got: Vec<(u64, Option<usize>)> = e.iter().map(|e| (e.line, e.column)).collect();
+        assert_eq!(
+            got,
+            vec![(3, Some(3)), (4, None), (5, None), (6, None), (7, Some(9))]
+        );
+        assert_eq!(
+            e[0].message,
+            "`input_tokens` must be an integer from 0 to 2^64-1, got \"lots\""
+        );
+        assert_eq!(e[1].message, "2 fields where the header needs at least 4");
+        assert!(e[2].message.contains("`session_id` must have 1 to 256 bytes"));
+        assert!(e[3].message.contains("timestamp in ms must be a finite number"));
+        assert_eq!(e[4].message, "a quoted field is not closed");
+    }
+
+    #[test]
+    fn a_file_in_another_format_is_one_error() {
+        // A CSV read as Mooncake: one error at line 1, not one per line.
+        let e = Trace::read(SESSIONS_CSV.as_bytes(), &spec(), Limits::default()).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].line, 1);
+        assert!(e[0].message.contains("not a Mooncake JSONL trace"), "{}", e[0].message);
+        assert!(e[0].message.contains("\"session-csv\""), "{}", e[0].message);
+        // A Mooncake trace read as a CSV log, and a header with a typo.
+        let e = Trace::read(GOOD.as_bytes(), &sessions("session-csv", 64), Limits::default())
+            .unwrap_err();
+        assert_eq!((e.len(), e[0].line), (1, 1));
+        assert!(e[0].message.contains("\"mooncake\""), "{}", e[0].message);
+        let typo = "timestamp_ms,input_tokens,output_tokens,sesion_id\n0,1,1,a\n";
+        let e = Trace::read(typo.as_bytes(), &sessions("session-csv", 64), Limits::default())
+            .unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].message.contains("no `session_id` column (is `sesion_id` meant to be `session_id`?)"),
+            "{}",
+            e[0].message
+        );
+        assert_eq!(guess_format(GOOD.lines().next().unwrap_or_default()), "mooncake");
+        assert_eq!(guess_format("{\"session_id\": 1}"), "session-jsonl");
+        assert_eq!(guess_format("timestamp_s,session_id"), "session-csv");
+    }
+
+    #[test]
+    fn a_short_line_cannot_ask_for_unbounded_blocks() {
+        let text = "timestamp_ms,input_tokens,output_tokens,session_id\n0,1000000000,1,a\n";
+        let e = Trace::read(text.as_bytes(), &sessions("session-csv", 1), Limits::default())
+            .unwrap_err();
+        assert!(e[0].message.contains("is more than the 262144 one request may have"), "{}", e[0].message);
     }
 }

@@ -26,8 +26,22 @@ fn scenario(speedups: &[f64], trace: Option<&Path>) -> Result<Prepared, Vec<Stri
         dir: Some(&examples),
         trace,
     };
-    load_with("trace.json", &v.to_string(), options)
-        .map_err(|r| r.diagnostics.into_iter().map(|d| d.message).collect())
+    load_with("trace.json", &v.to_string(), options).map_err(|failure| {
+        failure
+            .reports()
+            .iter()
+            .flat_map(|r| {
+                r.diagnostics.iter().map(|d| {
+                    let (line, column) = r.line_column(d.span.start);
+                    let file = Path::new(&r.source_name)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    format!("{file}:{line}:{column}: {}: {}", d.code, d.message)
+                })
+            })
+            .collect()
+    })
 }
 
 /// Token reuse of the excerpt with one infinite cache: each request reuses
@@ -118,23 +132,30 @@ fn malformed_lines_are_diagnostics_with_their_line_numbers() {
     )
     .expect("write");
     let errors = scenario(&[1.0], Some(&bad)).unwrap_err();
-    assert_eq!(errors.len(), 2, "{errors:?}");
-    // In user words (no `u64`, no serde `sequence`).
+    // Named once in the scenario, then each line in the trace's own
+    // report, at its line and column, in user words (no `u64`, no serde
+    // `sequence`).
+    assert_eq!(errors.len(), 3, "{errors:?}");
     assert!(
-        errors[0].contains(
-            "bad.jsonl line 3: invalid type: string \"x\", expected an integer from 0 to 2^64-1 (column"
-        ),
+        errors[0].starts_with("trace.json:")
+            && errors[0].contains(&format!(
+                "invalid_trace: trace {} cannot be read as format \"mooncake\": 2 problems (the first at line 3)",
+                bad.display()
+            )),
         "{}",
         errors[0]
     );
-    assert!(
-        errors[1].contains("bad.jsonl line 6: invalid type: array, expected an object"),
-        "{}",
-        errors[1]
+    assert_eq!(
+        errors[1],
+        "bad.jsonl:3:34: invalid_trace: invalid type: string \"x\", expected an integer from 0 to 2^64-1"
+    );
+    assert_eq!(
+        errors[2],
+        "bad.jsonl:6:1: invalid_trace: invalid type: array, expected an object"
     );
     let missing = dir.join("missing.jsonl");
     let errors = scenario(&[1.0], Some(&missing)).unwrap_err();
-    assert!(errors[0].starts_with("cannot read trace"), "{errors:?}");
+    assert!(errors[0].contains("cannot read trace"), "{errors:?}");
     // Every request at one instant: no rate can be compressed.
     let flat = dir.join("flat.jsonl");
     std::fs::write(&flat, format!("{good}\n{good}\n")).expect("write");
@@ -157,6 +178,7 @@ fn settings_are_validated_before_reading() {
     };
     let errors: Vec<String> = load_with("t.json", &v.to_string(), options)
         .unwrap_err()
+        .scenario
         .diagnostics
         .into_iter()
         .map(|d| d.message)
@@ -169,12 +191,15 @@ fn settings_are_validated_before_reading() {
     v.as_object_mut().expect("object").remove("workload");
     let errors: Vec<String> = load_with("t.json", &v.to_string(), options)
         .unwrap_err()
+        .scenario
         .diagnostics
         .into_iter()
         .map(|d| d.message)
         .collect();
     assert!(
-        errors.iter().any(|e| e.contains("format `sharegpt`")),
+        errors
+            .iter()
+            .any(|e| e.contains("trace format \"sharegpt\" is not supported")),
         "{errors:?}"
     );
     assert!(

@@ -9,7 +9,10 @@
 //! yields no diagnostic of the code, it is formatted in header form
 //! (`not_representable_in_header`).
 //! `.routes` is linted, then built (`default_with_arguments`). `.json` is
-//! linted as lb-config.json, then imported (`not_representable_in_route_file`).
+//! linted as lb-config.json, then imported (`not_representable_in_route_file`),
+//! except `CODE.scenario.json`: a simulator scenario, loaded from the
+//! fixtures' directory (relative to the crate, so that the reports of the
+//! files it names carry a stable path); the report with the code is shown.
 //! `.toml` is read as a project configuration (`routex.toml`); `.bin` is a
 //! file `lint` cannot read (`unreadable_file`).
 
@@ -93,6 +96,20 @@ pub fn produce(path: &Path) -> Report {
                 built
             } else {
                 report
+            }
+        }
+        _ if name.ends_with(".scenario.json") => {
+            let options = routex_sim::scenario::LoadOptions {
+                dir: Some(Path::new("../../tests/inputs/diagnostics")),
+                trace: None,
+            };
+            match routex_sim::scenario::load_with(&name, &text, options) {
+                Ok(prepared) => prepared.warnings,
+                Err(failure) => {
+                    let reports = failure.reports();
+                    let pick = reports.iter().rposition(|r| has(r, code)).unwrap_or(0);
+                    reports.into_iter().nth(pick).unwrap_or_default()
+                }
             }
         }
         _ => {

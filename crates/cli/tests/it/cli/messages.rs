@@ -136,7 +136,7 @@ fn fmt_check_agrees_with_fmt_on_an_empty_route_file() {
 fn a_simulator_scenario_named_to_lint_gets_a_hint() {
     usage(
         &["lint", "examples/scenario-zipf-z1.json"],
-        "examples/scenario-zipf-z1.json is a simulator scenario, not an lb-config.json: run `routex sim run examples/scenario-zipf-z1.json`",
+        "examples/scenario-zipf-z1.json is a simulator scenario, not an lb-config.json: `routex sim check examples/scenario-zipf-z1.json` checks it and `routex sim run examples/scenario-zipf-z1.json` runs it",
     );
     // An lb-config.json with a model named like a scenario section is linted.
     let dir = scratch("messages-lint");

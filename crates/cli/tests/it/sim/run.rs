@@ -47,7 +47,7 @@ fn bundled_scenarios_are_valid() {
             trace: None,
         };
         let p = load_with(&name, &text, options)
-            .unwrap_or_else(|r| panic!("{name}: {:?}", r.diagnostics));
+            .unwrap_or_else(|r| panic!("{name}: {:?}", r.reports()));
         assert!(p.warnings.diagnostics.is_empty(), "{name}");
         if !name.starts_with("scenario-ablation-")
             && !name.starts_with("scenario-compare-")

@@ -1,0 +1,440 @@
+//! The scenario's shape, checked on the span-keeping JSON tree before serde
+//! reads it, so that every structural problem is reported at once (serde
+//! stops at the first) and each points at its key or value: unknown keys
+//! with a did-you-mean, missing keys with the default scenario's value,
+//! wrong types and unknown enum values with the accepted ones.
+//!
+//! The table below mirrors the serde structs of the scenario; the
+//! `shape_matches_the_structs` test serialises a scenario with every
+//! optional field set and checks both directions, so a field added to a
+//! struct but not here (or the reverse) fails a test, not a user.
+//!
+//! A key spelt exactly `//` is a comment, in any object of the scenario
+//! but `base_config` (an lb-config.json, read as stargate reads it): its
+//! value is ignored. `routex sim init` writes one per section.
+
+use routex::check::did_you_mean;
+use routex::config::json::{Json, JsonNumber, Member, Node};
+use routex::diag::{Code, Diagnostic, Span};
+
+/// The comment key.
+pub const COMMENT: &str = "//";
+
+/// What a value must be.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Shape {
+    Object(&'static [Field]),
+    /// An object whose keys are names the user chooses.
+    Map(&'static Shape),
+    List(&'static Shape),
+    /// An array of exactly two.
+    Pair(&'static Shape),
+    /// An integer in `0..=max`.
+    Integer(u64),
+    Number,
+    Bool,
+    Str,
+    /// One of these strings.
+    Enum(&'static [&'static str]),
+    Nullable(&'static Shape),
+    /// Checked elsewhere (`base_config`: an object, a path or `null`).
+    Any,
+}
+
+/// One key of an object.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Field {
+    pub name: &'static str,
+    pub shape: Shape,
+    pub required: bool,
+}
+
+const fn req(name: &'static str, shape: Shape) -> Field {
+    Field {
+        name,
+        shape,
+        required: true,
+    }
+}
+
+const fn opt(name: &'static str, shape: Shape) -> Field {
+    Field {
+        name,
+        shape,
+        required: false,
+    }
+}
+
+const U32: Shape = Shape::Integer(u32::MAX as u64);
+const U64: Shape = Shape::Integer(u64::MAX);
+const NUMBER: Shape = Shape::Number;
+
+const REGION: &[Field] = &[
+    req("name", Shape::Str),
+    req("routers", U32),
+    req("backends", U32),
+    req("traffic_weight", NUMBER),
+];
+const TOPOLOGY: &[Field] = &[
+    req("regions", Shape::List(&Shape::Object(REGION))),
+    req("rtt_ms", Shape::List(&Shape::List(&NUMBER))),
+    req("intra_region_rtt_ms", NUMBER),
+    req("stats_relay_ms", NUMBER),
+];
+const BATCHED: &[Field] = &[
+    req("num_gpu_workers", U32),
+    req("max_num_seqs", U32),
+    req("max_batched_tokens", U64),
+    req("step_fixed_ms", NUMBER),
+    req("step_decode_ms_per_seq", NUMBER),
+    req("step_prefill_ms_per_token", NUMBER),
+];
+const ENGINE: &[Field] = &[
+    // Checked with the supported names in validate.rs, which knows them.
+    opt("model", Shape::Str),
+    req("slots", U32),
+    req("prefill_tps", NUMBER),
+    req("ttft_base_ms", NUMBER),
+    req("ttft_jitter_ms", NUMBER),
+    req("decode_tps", Shape::Pair(&NUMBER)),
+    req("kv_capacity_tokens", U64),
+    opt("backend_speed", NUMBER),
+    opt("batched", Shape::Nullable(&Shape::Object(BATCHED))),
+];
+const INPUT_TPS: &[Field] = &[
+    req("mode", Shape::Enum(&["window", "constant"])),
+    req("initial", NUMBER),
+    req("window", U64),
+    req("floor_ms", NUMBER),
+];
+const MISMATCH: &[Field] = &[
+    req("enabled", Shape::Bool),
+    req("min_delta_ms", U64),
+    req("tolerance", NUMBER),
+];
+const PYLON: &[Field] = &[
+    req("heartbeat_ms", U64),
+    opt("coalesce_ms", Shape::Nullable(&U64)),
+    req("input_tps", Shape::Object(INPUT_TPS)),
+    req("max_input_tps", Shape::Enum(&["constant", "running-max"])),
+    req("mismatch", Shape::Object(MISMATCH)),
+];
+const ROUTER: &[Field] = &[
+    req("max_retries", U32),
+    req("recheck_ms", U64),
+    req("retry_sleep_ms", Shape::Pair(&U64)),
+    req("routing_key", Shape::Str),
+    req("model", Shape::Str),
+];
+const CLIENT: &[Field] = &[
+    req("request_slo_ms", U64),
+    req("max_wait_ms", U64),
+    req("timeout_ms", U64),
+    req("ttft_slo_ms", U64),
+];
+const WORKLOAD: &[Field] = &[
+    req("keys", U32),
+    req("zipf_s", NUMBER),
+    req("input_tokens", Shape::Pair(&U64)),
+    req("output_tokens", U64),
+    opt("block_tokens", Shape::Nullable(&U64)),
+];
+const AFFINITY: &[Field] = &[req("first_blocks", U32)];
+const TRACE: &[Field] = &[
+    req("path", Shape::Str),
+    // Checked with the supported formats in validate.rs.
+    opt("format", Shape::Str),
+    opt("block_tokens", U64),
+    opt("speedups", Shape::List(&NUMBER)),
+    opt("affinity_key", Shape::Nullable(&Shape::Object(AFFINITY))),
+    opt("max_requests", Shape::Nullable(&U64)),
+];
+
+/// The whole scenario file.
+pub(super) const SCENARIO: Shape = Shape::Object(&[
+    req("name", Shape::Str),
+    req("seeds", Shape::List(&U64)),
+    req("warmup_s", NUMBER),
+    req("measure_s", NUMBER),
+    opt("rates_rps", Shape::List(&NUMBER)),
+    req("topology", Shape::Object(TOPOLOGY)),
+    req("engine", Shape::Object(ENGINE)),
+    req("pylon", Shape::Object(PYLON)),
+    req("router", Shape::Object(ROUTER)),
+    req("client", Shape::Object(CLIENT)),
+    opt("workload", Shape::Nullable(&Shape::Object(WORKLOAD))),
+    opt("trace", Shape::Nullable(&Shape::Object(TRACE))),
+    opt("base_config", Shape::Any),
+    req("policies", Shape::Map(&Shape::Str)),
+]);
+
+/// Checks `node` against `shape`; `path` is its dotted path (`""` for the
+/// root). `default` is the built-in scenario's tree, whose values a
+/// missing-key diagnostic offers.
+pub(super) fn check(
+    node: &Node,
+    shape: Shape,
+    path: &str,
+    default: Option<&serde_json::Value>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let child = |name: &str| {
+        if path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    match (shape, &node.value) {
+        (Shape::Any, _) => {}
+        (Shape::Nullable(_), Json::Null) => {}
+        (Shape::Nullable(inner), _) => check(node, *inner, path, default, out),
+        (Shape::Object(fields), Json::Object(members)) => {
+            object(node, members, fields, path, default, out);
+        }
+        (Shape::Map(inner), Json::Object(members)) => {
+            for m in members.iter().filter(|m| m.key != COMMENT) {
+                duplicate(members, m, path, out);
+                check(&m.value, *inner, &child(&m.key), None, out);
+            }
+        }
+        (Shape::List(inner), Json::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                check(item, *inner, &child(&i.to_string()), None, out);
+            }
+        }
+        (Shape::Pair(inner), Json::Array(items)) => {
+            if items.len() != 2 {
+                out.push(Diagnostic::new(
+                    Code::InvalidValue,
+                    node.span,
+                    format!(
+                        "`{path}` must be [min, max] (two values), got {} value{}",
+                        items.len(),
+                        if items.len() == 1 { "" } else { "s" }
+                    ),
+                ));
+            }
+            for (i, item) in items.iter().enumerate().take(2) {
+                check(item, *inner, &child(&i.to_string()), None, out);
+            }
+        }
+        (Shape::Integer(max), Json::Number(n)) => match JsonNumber::read(n) {
+            JsonNumber::Unsigned(v) if v <= max => {}
+            JsonNumber::Unsigned(_) | JsonNumber::Signed(_) => out.push(Diagnostic::new(
+                Code::InvalidValue,
+                node.span,
+                format!("`{path}` must be {}, got {n}", expected(shape)),
+            )),
+            JsonNumber::Float(_) => out.push(wrong_type(node, path, &expected(shape))),
+        },
+        (Shape::Number, Json::Number(_))
+        | (Shape::Bool, Json::Bool(_))
+        | (Shape::Str, Json::String(_)) => {}
+        (Shape::Enum(values), Json::String(s)) => {
+            if !values.contains(&s.as_str()) {
+                let mut d = Diagnostic::new(
+                    Code::InvalidValue,
+                    node.span,
+                    format!(
+                        "unknown value \"{s}\" for `{path}`, expected one of {}",
+                        quoted(values, "\"")
+                    ),
+                );
+                if let Some(best) = suggestion(s, values.iter().copied()) {
+                    d = d
+                        .with_help(format!("did you mean \"{best}\"?"))
+                        .with_suggestion(format!("\"{best}\""));
+                }
+                out.push(d);
+            }
+        }
+        _ => out.push(wrong_type(node, path, &expected(shape))),
+    }
+}
+
+fn object(
+    node: &Node,
+    members: &[Member],
+    fields: &[Field],
+    path: &str,
+    default: Option<&serde_json::Value>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let child = |name: &str| {
+        if path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+    for m in members.iter().filter(|m| m.key != COMMENT) {
+        match fields.iter().find(|f| f.name == m.key) {
+            Some(field) => {
+                duplicate(members, m, path, out);
+                let default = default.and_then(|d| d.get(field.name));
+                check(&m.value, field.shape, &child(field.name), default, out);
+            }
+            None => {
+                let place = if path.is_empty() {
+                    "the scenario".to_string()
+                } else {
+                    format!("`{path}`")
+                };
+                let mut d = Diagnostic::new(
+                    Code::UnknownField,
+                    m.key_span,
+                    format!("unknown field `{}` in {place}", m.key),
+                );
+                d = match suggestion(&m.key, names.iter().copied()) {
+                    Some(best) => d
+                        .with_help(format!("did you mean `{best}`?"))
+                        .with_suggestion(format!("\"{best}\"")),
+                    None => d.with_help(format!("expected one of {}", quoted(&names, "`"))),
+                };
+                out.push(d);
+            }
+        }
+    }
+    for field in fields.iter().filter(|f| f.required) {
+        if members.iter().any(|m| m.key == field.name) {
+            continue;
+        }
+        let mut d = Diagnostic::new(
+            Code::MissingField,
+            Span::new(node.span.start, node.span.start + 1),
+            format!("missing field `{}`", child(field.name)),
+        );
+        if let Some(value) = default.and_then(|d| d.get(field.name)) {
+            let text = serde_json::to_string(value).unwrap_or_default();
+            if text.len() <= 120 {
+                d = d.with_help(format!(
+                    "the built-in default scenario has \"{}\": {text}",
+                    field.name
+                ));
+            }
+        }
+        out.push(d);
+    }
+}
+
+/// A key given twice: serde refuses the second.
+fn duplicate(members: &[Member], m: &Member, path: &str, out: &mut Vec<Diagnostic>) {
+    let first = members.iter().find(|o| o.key == m.key);
+    if first.is_some_and(|f| f.key_span != m.key_span) {
+        let place = if path.is_empty() { "the scenario" } else { path };
+        out.push(
+            Diagnostic::new(
+                Code::InvalidValue,
+                m.key_span,
+                format!("duplicate field `{}` in {place}", m.key),
+            )
+            .with_help("give each key once"),
+        );
+    }
+}
+
+/// A did-you-mean, bounded: the edit distance is quadratic in the length.
+fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    (word.len() <= 256)
+        .then(|| did_you_mean(word, candidates))
+        .flatten()
+}
+
+fn wrong_type(node: &Node, path: &str, expected: &str) -> Diagnostic {
+    let name = if path.is_empty() {
+        "the scenario".to_string()
+    } else {
+        format!("`{path}`")
+    };
+    Diagnostic::new(
+        Code::InvalidType,
+        node.span,
+        format!(
+            "invalid type: {}, expected {expected} for {name}",
+            node.value.type_name()
+        ),
+    )
+}
+
+/// What a shape is called in messages, in the words of docs/diagnostics.md.
+fn expected(shape: Shape) -> String {
+    match shape {
+        Shape::Object(_) => "an object".into(),
+        Shape::Map(_) => "an object of names to strings".into(),
+        Shape::List(inner) => format!("an array of {}", plural(*inner)),
+        Shape::Pair(inner) => format!("an array of two {}", plural(*inner)),
+        Shape::Integer(max) if max == u64::MAX => "an integer from 0 to 2^64-1".into(),
+        Shape::Integer(max) => format!("an integer from 0 to {max}"),
+        Shape::Number => "a number".into(),
+        Shape::Bool => "true or false".into(),
+        Shape::Str => "a string".into(),
+        Shape::Enum(values) => format!("one of {}", quoted(values, "\"")),
+        Shape::Nullable(inner) => format!("{} or null", expected(*inner)),
+        Shape::Any => "any value".into(),
+    }
+}
+
+fn plural(shape: Shape) -> &'static str {
+    match shape {
+        Shape::Object(_) | Shape::Map(_) => "objects",
+        Shape::List(_) | Shape::Pair(_) => "arrays",
+        Shape::Integer(_) => "integers",
+        Shape::Number => "numbers",
+        Shape::Bool => "booleans",
+        Shape::Str | Shape::Enum(_) => "strings",
+        Shape::Nullable(_) | Shape::Any => "values",
+    }
+}
+
+fn quoted(values: &[&str], quote: &str) -> String {
+    values
+        .iter()
+        .map(|v| format!("{quote}{v}{quote}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `value` without the comment keys, at every depth but inside
+/// `base_config` (serde reads the rest with `deny_unknown_fields`).
+pub(super) fn strip_comments(value: &mut serde_json::Value, top: bool) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.remove(COMMENT);
+            for (key, v) in map.iter_mut() {
+                if !(top && key == "base_config") {
+                    strip_comments(v, false);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for v in items {
+                strip_comments(v, false);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every key path of `shape` (`engine.slots`, `trace.affinity_key.first_blocks`),
+/// for the test that the table matches the structs.
+#[cfg(test)]
+pub(super) fn paths(shape: Shape, prefix: &str, out: &mut Vec<String>) {
+    match shape {
+        Shape::Object(fields) => {
+            for f in fields {
+                let p = if prefix.is_empty() {
+                    f.name.to_string()
+                } else {
+                    format!("{prefix}.{}", f.name)
+                };
+                out.push(p.clone());
+                paths(f.shape, &p, out);
+            }
+        }
+        Shape::Nullable(inner) => paths(*inner, prefix, out),
+        Shape::List(inner) => paths(*inner, &format!("{prefix}.0"), out),
+        _ => {}
+    }
+}
