@@ -104,7 +104,10 @@ pub fn init(args: &InitArgs) -> i32 {
         None => {
             let hint = (args.model.len() <= 256)
                 .then(|| {
-                    routex::check::did_you_mean(&args.model, table.models.keys().map(String::as_str))
+                    routex::check::did_you_mean(
+                        &args.model,
+                        table.models.keys().map(String::as_str),
+                    )
                 })
                 .flatten()
                 .map(|name| format!("; did you mean '{name}'?"))
@@ -128,21 +131,23 @@ pub fn init(args: &InitArgs) -> i32 {
         },
         None => None,
     };
-    let name = args
-        .out
-        .as_ref()
-        .and_then(|o| o.file_stem())
-        .map_or_else(|| format!("{}-scenario", args.model), |s| s.to_string_lossy().into_owned());
+    let name = args.out.as_ref().and_then(|o| o.file_stem()).map_or_else(
+        || format!("{}-scenario", args.model),
+        |s| s.to_string_lossy().into_owned(),
+    );
     let mut spec = init::InitSpec {
         name: &name,
         config_path: &config_path,
         model: &args.model,
         algorithm,
-        trace: trace_path.as_deref().zip(format).map(|(path, format)| init::TraceInit {
-            path,
-            format,
-            span_s: None,
-        }),
+        trace: trace_path
+            .as_deref()
+            .zip(format)
+            .map(|(path, format)| init::TraceInit {
+                path,
+                format,
+                span_s: None,
+            }),
     };
     // Loaded as it will be read, from its own directory: once for the
     // trace's span (the window covers it), once more to check the result.
@@ -155,10 +160,10 @@ pub fn init(args: &InitArgs) -> i32 {
         dir: Some(dir),
         trace: None,
     };
-    let source = args
-        .out
-        .as_ref()
-        .map_or_else(|| "<sim init>".to_string(), |o| crate::input::source_name(o));
+    let source = args.out.as_ref().map_or_else(
+        || "<sim init>".to_string(),
+        |o| crate::input::source_name(o),
+    );
     let mut text = init::scenario(&spec);
     if let Some(trace) = spec.trace.as_mut() {
         if let Ok(p) = scenario::load_with(&source, &text, options) {

@@ -81,13 +81,14 @@ const TOPOLOGY: &[Field] = &[
     req("intra_region_rtt_ms", NUMBER),
     req("stats_relay_ms", NUMBER),
 ];
+// Every key has a default (the preset).
 const BATCHED: &[Field] = &[
-    req("num_gpu_workers", U32),
-    req("max_num_seqs", U32),
-    req("max_batched_tokens", U64),
-    req("step_fixed_ms", NUMBER),
-    req("step_decode_ms_per_seq", NUMBER),
-    req("step_prefill_ms_per_token", NUMBER),
+    opt("num_gpu_workers", U32),
+    opt("max_num_seqs", U32),
+    opt("max_batched_tokens", U64),
+    opt("step_fixed_ms", NUMBER),
+    opt("step_decode_ms_per_seq", NUMBER),
+    opt("step_prefill_ms_per_token", NUMBER),
 ];
 const ENGINE: &[Field] = &[
     // Checked with the supported names in validate.rs, which knows them.
@@ -323,7 +324,11 @@ fn object(
 fn duplicate(members: &[Member], m: &Member, path: &str, out: &mut Vec<Diagnostic>) {
     let first = members.iter().find(|o| o.key == m.key);
     if first.is_some_and(|f| f.key_span != m.key_span) {
-        let place = if path.is_empty() { "the scenario" } else { path };
+        let place = if path.is_empty() {
+            "the scenario"
+        } else {
+            path
+        };
         out.push(
             Diagnostic::new(
                 Code::InvalidValue,

@@ -44,7 +44,15 @@ const OUTPUT: &str = "output_tokens";
 const SESSION: &str = "session_id";
 const GROUP: &str = "prefix_group";
 const PREFIX: &str = "prefix_tokens";
-const COLUMNS: &[&str] = &[TIMESTAMP_MS, TIMESTAMP_S, INPUT, OUTPUT, SESSION, GROUP, PREFIX];
+const COLUMNS: &[&str] = &[
+    TIMESTAMP_MS,
+    TIMESTAMP_S,
+    INPUT,
+    OUTPUT,
+    SESSION,
+    GROUP,
+    PREFIX,
+];
 
 /// Reads the lines of one session log.
 pub(crate) struct SessionReader {
@@ -239,7 +247,11 @@ impl SessionReader {
             LineError::at(
                 format!(
                     "`{}` must be a number, got \"{ts}\"",
-                    if c.scale == 1.0 { TIMESTAMP_MS } else { TIMESTAMP_S }
+                    if c.scale == 1.0 {
+                        TIMESTAMP_MS
+                    } else {
+                        TIMESTAMP_S
+                    }
                 ),
                 col,
             )
@@ -255,7 +267,10 @@ impl SessionReader {
                 .wide(fields[i].1.len())
             })
         };
-        let group = c.group.map(|i| get(i).1.to_string()).filter(|g| !g.is_empty());
+        let group = c
+            .group
+            .map(|i| get(i).1.to_string())
+            .filter(|g| !g.is_empty());
         let prefix_tokens = match (c.prefix, &group) {
             (Some(i), Some(_)) => integer(PREFIX, i)?,
             _ => 0,
@@ -422,7 +437,11 @@ mod tests {
         let fields: Vec<(usize, &str)> = f.iter().map(|(c, s)| (*c, s.as_str())).collect();
         assert_eq!(fields, vec![(1, "1"), (3, "a,\"b\""), (13, ""), (14, "x")]);
         assert!(split_csv("\"open").is_err());
-        assert_eq!(split_csv("a\"b\"x").map(|f| f.len()), Ok(1), "quotes only open a field");
+        assert_eq!(
+            split_csv("a\"b\"x").map(|f| f.len()),
+            Ok(1),
+            "quotes only open a field"
+        );
         assert!(split_csv("\"a\"b").is_err());
     }
 }

@@ -9,13 +9,13 @@
 //! trace's own rate. The affinity key a client would send is derived from
 //! the first blocks ([`AffinityRule`]).
 
+use super::sessions::SessionReader;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
 use crate::time::{from_secs, Micros};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use routex::config::json::{Json, Node};
 use serde::{Deserialize, Serialize};
-use super::sessions::SessionReader;
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
 use std::sync::Arc;
@@ -298,9 +298,9 @@ impl Builder {
     fn push(&mut self, line: LineRequest, limits: &Limits) -> Result<(), Stop> {
         let [timestamp, input, output] = self.names;
         if !(line.timestamp_ms.is_finite() && line.timestamp_ms >= 0.0) {
-            return Err(Stop::Line(
-                format!("{timestamp} must be a finite number of ms >= 0"),
-            ));
+            return Err(Stop::Line(format!(
+                "{timestamp} must be a finite number of ms >= 0"
+            )));
         }
         if line.input == 0 || line.input > MAX_INPUT {
             return Err(Stop::Line(format!(
@@ -1025,8 +1025,12 @@ mod tests {
 
     #[test]
     fn session_prompts_grow_turn_by_turn_and_stay_in_their_session() {
-        let t = Trace::read(SESSIONS_CSV.as_bytes(), &sessions("session-csv", 100), Limits::default())
-            .expect("good");
+        let t = Trace::read(
+            SESSIONS_CSV.as_bytes(),
+            &sessions("session-csv", 100),
+            Limits::default(),
+        )
+        .expect("good");
         assert_eq!(t.len(), 4);
         assert_eq!(t.span_s(), 2.0);
         // alice 250 tokens: full blocks 0, 1 and a partial one (ids 0, 1, 2);
@@ -1054,8 +1058,12 @@ mod tests {
 {"timestamp_ms": 20, "session_id": 3, "input_tokens": 300, "output_tokens": 1, "prefix_group": "tenant-b", "prefix_tokens": 200}
 {"timestamp_ms": 30, "session_id": "1", "input_tokens": 300, "output_tokens": 1}
 "#;
-        let t = Trace::read(jsonl.as_bytes(), &sessions("session-jsonl", 100), Limits::default())
-            .expect("good");
+        let t = Trace::read(
+            jsonl.as_bytes(),
+            &sessions("session-jsonl", 100),
+            Limits::default(),
+        )
+        .expect("good");
         assert_eq!(
             block_lists(&t),
             vec![
@@ -1081,8 +1089,12 @@ mod tests {
             7,100,1,\n\
             -1,100,1,b\n\
             8,100,1,\"open\n";
-        let e = Trace::read(text.as_bytes(), &sessions("session-csv", 64), Limits::default())
-            .unwrap_err();
+        let e = Trace::read(
+            text.as_bytes(),
+            &sessions("session-csv", 64),
+            Limits::default(),
+        )
+        .unwrap_err();
         let got: Vec<(u64, Option<usize>)> = e.iter().map(|e| (e.line, e.column)).collect();
         assert_eq!(
             got,
@@ -1093,8 +1105,12 @@ mod tests {
             "`input_tokens` must be an integer from 0 to 2^64-1, got \"lots\""
         );
         assert_eq!(e[1].message, "2 fields where the header needs at least 4");
-        assert!(e[2].message.contains("`session_id` must have 1 to 256 bytes"));
-        assert!(e[3].message.contains("timestamp in ms must be a finite number"));
+        assert!(e[2]
+            .message
+            .contains("`session_id` must have 1 to 256 bytes"));
+        assert!(e[3]
+            .message
+            .contains("timestamp in ms must be a finite number"));
         assert_eq!(e[4].message, "a quoted field is not closed");
     }
 
@@ -1104,23 +1120,39 @@ mod tests {
         let e = Trace::read(SESSIONS_CSV.as_bytes(), &spec(), Limits::default()).unwrap_err();
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].line, 1);
-        assert!(e[0].message.contains("not a Mooncake JSONL trace"), "{}", e[0].message);
-        assert!(e[0].message.contains("\"session-csv\""), "{}", e[0].message);
-        // A Mooncake trace read as a CSV log, and a header with a typo.
-        let e = Trace::read(GOOD.as_bytes(), &sessions("session-csv", 64), Limits::default())
-            .unwrap_err();
-        assert_eq!((e.len(), e[0].line), (1, 1));
-        assert!(e[0].message.contains("\"mooncake\""), "{}", e[0].message);
-        let typo = "timestamp_ms,input_tokens,output_tokens,sesion_id\n0,1,1,a\n";
-        let e = Trace::read(typo.as_bytes(), &sessions("session-csv", 64), Limits::default())
-            .unwrap_err();
-        assert_eq!(e.len(), 1);
         assert!(
-            e[0].message.contains("no `session_id` column (is `sesion_id` meant to be `session_id`?)"),
+            e[0].message.contains("not a Mooncake JSONL trace"),
             "{}",
             e[0].message
         );
-        assert_eq!(guess_format(GOOD.lines().next().unwrap_or_default()), "mooncake");
+        assert!(e[0].message.contains("\"session-csv\""), "{}", e[0].message);
+        // A Mooncake trace read as a CSV log, and a header with a typo.
+        let e = Trace::read(
+            GOOD.as_bytes(),
+            &sessions("session-csv", 64),
+            Limits::default(),
+        )
+        .unwrap_err();
+        assert_eq!((e.len(), e[0].line), (1, 1));
+        assert!(e[0].message.contains("\"mooncake\""), "{}", e[0].message);
+        let typo = "timestamp_ms,input_tokens,output_tokens,sesion_id\n0,1,1,a\n";
+        let e = Trace::read(
+            typo.as_bytes(),
+            &sessions("session-csv", 64),
+            Limits::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert!(
+            e[0].message
+                .contains("no `session_id` column (is `sesion_id` meant to be `session_id`?)"),
+            "{}",
+            e[0].message
+        );
+        assert_eq!(
+            guess_format(GOOD.lines().next().unwrap_or_default()),
+            "mooncake"
+        );
         assert_eq!(guess_format("{\"session_id\": 1}"), "session-jsonl");
         assert_eq!(guess_format("timestamp_s,session_id"), "session-csv");
     }
@@ -1128,8 +1160,17 @@ mod tests {
     #[test]
     fn a_short_line_cannot_ask_for_unbounded_blocks() {
         let text = "timestamp_ms,input_tokens,output_tokens,session_id\n0,1000000000,1,a\n";
-        let e = Trace::read(text.as_bytes(), &sessions("session-csv", 1), Limits::default())
-            .unwrap_err();
-        assert!(e[0].message.contains("is more than the 262144 one request may have"), "{}", e[0].message);
+        let e = Trace::read(
+            text.as_bytes(),
+            &sessions("session-csv", 1),
+            Limits::default(),
+        )
+        .unwrap_err();
+        assert!(
+            e[0].message
+                .contains("is more than the 262144 one request may have"),
+            "{}",
+            e[0].message
+        );
     }
 }

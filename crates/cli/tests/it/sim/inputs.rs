@@ -52,7 +52,13 @@ fn every_structural_problem_at_once_with_did_you_mean() {
     let (code, stdout, _) = routex(&["sim", "check", "tests/inputs/sim/typos.json"]);
     assert_eq!(code, 1);
     settings().bind(|| insta::assert_snapshot!("inputs_typos_human", stdout));
-    let (_, json, _) = routex(&["sim", "check", "--format", "json", "tests/inputs/sim/typos.json"]);
+    let (_, json, _) = routex(&[
+        "sim",
+        "check",
+        "--format",
+        "json",
+        "tests/inputs/sim/typos.json",
+    ]);
     let v: serde_json::Value = serde_json::from_str(&json).expect("json output");
     let found: Vec<(String, u64, u64, String)> = v["diagnostics"]
         .as_array()
@@ -69,23 +75,43 @@ fn every_structural_problem_at_once_with_did_you_mean() {
         .collect();
     // The key itself (not its closing quote), the value itself, and the
     // did-you-mean.
-    let row = |code: &str, line, column, help: &str| (code.to_string(), line, column, help.to_string());
+    let row =
+        |code: &str, line, column, help: &str| (code.to_string(), line, column, help.to_string());
     assert_eq!(
         found,
         vec![
             row("unknown_field", 4, 19, "did you mean `measure_s`?"),
             row("unknown_field", 14, 40, "did you mean `slots`?"),
-            row("missing_field", 14, 13, "the built-in default scenario has \"slots\": 25"),
+            row(
+                "missing_field",
+                14,
+                13,
+                "the built-in default scenario has \"slots\": 25"
+            ),
             row("invalid_value", 20, 30, "did you mean \"running-max\"?"),
             row("invalid_type", 25, 28, ""),
-            row("missing_field", 1, 1, "the built-in default scenario has \"measure_s\": 180"),
+            row(
+                "missing_field",
+                1,
+                1,
+                "the built-in default scenario has \"measure_s\": 180"
+            ),
         ],
         "{json}"
     );
     for format in ["github", "sarif"] {
-        let (code, out, _) = routex(&["sim", "check", "--format", format, "tests/inputs/sim/typos.json"]);
+        let (code, out, _) = routex(&[
+            "sim",
+            "check",
+            "--format",
+            format,
+            "tests/inputs/sim/typos.json",
+        ]);
         assert_eq!(code, 1);
-        assert!(out.contains("unknown_field") || out.contains("UnknownField"), "{out}");
+        assert!(
+            out.contains("unknown_field") || out.contains("UnknownField"),
+            "{out}"
+        );
     }
 }
 
@@ -172,17 +198,27 @@ fn base_config_by_relative_path_and_its_errors_in_their_own_file() {
     std::fs::write(&scenario, serde_json::to_string_pretty(&v).expect("text")).expect("write");
     // Relative to the scenario, not to the current directory.
     let (code, stdout, stderr) = routex(&["sim", "check", scenario.to_str().expect("utf-8")]);
-    assert_eq!((code, stdout.as_str()), (0, "0 errors, 0 warnings in 1 file\n"), "{stderr}");
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "0 errors, 0 warnings in 1 file\n"),
+        "{stderr}"
+    );
     // A typo in the model, with a did-you-mean.
     v["router"]["model"] = "llama-3-70B".into();
     std::fs::write(&scenario, serde_json::to_string_pretty(&v).expect("text")).expect("write");
     let (code, stdout, _) = routex(&["sim", "check", scenario.to_str().expect("utf-8")]);
     assert_eq!(code, 1);
     assert!(stdout.contains("unlisted_model"), "{stdout}");
-    assert!(stdout.contains("help: did you mean \"llama-3-70b\"?"), "{stdout}");
+    assert!(
+        stdout.contains("help: did you mean \"llama-3-70b\"?"),
+        "{stdout}"
+    );
     let (code, _, stderr) = routex(&["sim", "run", "--quick", scenario.to_str().expect("utf-8")]);
     assert_eq!(code, 1, "sim run refuses it too");
-    assert!(stderr.contains("is not listed in base_config file"), "{stderr}");
+    assert!(
+        stderr.contains("is not listed in base_config file"),
+        "{stderr}"
+    );
     // Errors in the file are reported on the file, once in the scenario.
     std::fs::write(dir.join("configs/fleet.routes"), "default = pulsr\n").expect("write");
     let (code, stdout, _) = routex(&["sim", "check", scenario.to_str().expect("utf-8")]);
@@ -210,7 +246,10 @@ fn sim_init_writes_a_scenario_that_loads_and_runs() {
         "--model",
         "mixtral-8x7b",
         "--trace",
-        root().join("examples/sessions.csv").to_str().expect("utf-8"),
+        root()
+            .join("examples/sessions.csv")
+            .to_str()
+            .expect("utf-8"),
         "-o",
         out.to_str().expect("utf-8"),
     ]);
@@ -230,7 +269,9 @@ fn sim_init_writes_a_scenario_that_loads_and_runs() {
         std::fs::canonicalize(&config).expect("config")
     );
     // A comment per section.
-    for section in ["trace", "topology", "engine", "pylon", "router", "client", "policies"] {
+    for section in [
+        "trace", "topology", "engine", "pylon", "router", "client", "policies",
+    ] {
         assert!(v[section]["//"].is_string(), "{section}");
     }
     let (code, stdout, stderr) = routex(&["sim", "run", "--quick", out.to_str().expect("utf-8")]);
