@@ -373,10 +373,7 @@ fn parse(
     if errors.iter().any(Diagnostic::is_error) {
         return None;
     }
-    let typed = serde_json::from_str::<serde_json::Value>(text).and_then(|mut value| {
-        schema::strip_comments(&mut value, true);
-        serde_json::from_value::<ScenarioFile>(value)
-    });
+    let typed = serde_json::from_str::<ScenarioFile>(&schema::strip_comments(text, &root));
     match typed {
         Ok(file) => Some((file, Spans::from_root(root))),
         Err(e) => {
@@ -720,6 +717,15 @@ mod tests {
         v["policies"]["//"] = "not a policy".into();
         let p = load("s.json", &v.to_string()).expect("comments load");
         assert_eq!(p.policies.len(), 7);
+        // The file's order, not a map's: a comment is blanked in the text.
+        let text = r#"{"policies": {"//": "c", "zeta": "random", "//": 1, "alpha": "round-robin", "//": [2]}}"#;
+        let root = routex::config::json::parse(text).expect("json");
+        let stripped = schema::strip_comments(text, &root);
+        assert_eq!(stripped.len(), text.len());
+        let read: IndexMap<String, IndexMap<String, String>> =
+            serde_json::from_str(&stripped).expect("still JSON");
+        let names: Vec<&String> = read["policies"].keys().collect();
+        assert_eq!(names, ["zeta", "alpha"]);
         v["base_config"] = serde_json::json!({"//": "x", "default": "random"});
         let report = load("s.json", &v.to_string()).expect_err("stargate has no comments");
         assert_eq!(report.diagnostics.len(), 1, "{:?}", report.diagnostics);

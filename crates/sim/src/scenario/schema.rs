@@ -401,21 +401,50 @@ fn quoted(values: &[&str], quote: &str) -> String {
         .join(", ")
 }
 
-/// `value` without the comment keys, at every depth but inside
-/// `base_config` (serde reads the rest with `deny_unknown_fields`).
-pub(super) fn strip_comments(value: &mut serde_json::Value, top: bool) {
-    match value {
-        serde_json::Value::Object(map) => {
-            map.remove(COMMENT);
-            for (key, v) in map.iter_mut() {
-                if !(top && key == "base_config") {
-                    strip_comments(v, false);
+/// `text` with every comment member blanked out (with its comma), at
+/// every depth but inside `base_config`, for serde's
+/// `deny_unknown_fields`. Bytes become spaces, so offsets do not move, and
+/// the text is never re-serialised, so the order of `policies` stays the
+/// file's.
+pub(super) fn strip_comments(text: &str, root: &Node) -> String {
+    let mut ranges = Vec::new();
+    comment_ranges(root, true, &mut ranges);
+    if ranges.is_empty() {
+        return text.to_string();
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for (start, end) in ranges {
+        for b in &mut bytes[start..end] {
+            if !matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+    }
+    // Whole tokens and commas were replaced: still UTF-8.
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+fn comment_ranges(node: &Node, top: bool, out: &mut Vec<(usize, usize)>) {
+    match &node.value {
+        Json::Object(members) => {
+            for (i, m) in members.iter().enumerate() {
+                if m.key == COMMENT {
+                    let range = match (members.get(i + 1), i.checked_sub(1).map(|p| &members[p])) {
+                        // Up to the next key: the value and the comma after it.
+                        (Some(next), _) => (m.key_span.start, next.key_span.start),
+                        // The last member: from the end of the one before it.
+                        (None, Some(prev)) => (prev.value.span.end, m.value.span.end),
+                        (None, None) => (m.key_span.start, m.value.span.end),
+                    };
+                    out.push(range);
+                } else if !(top && m.key == "base_config") {
+                    comment_ranges(&m.value, false, out);
                 }
             }
         }
-        serde_json::Value::Array(items) => {
-            for v in items {
-                strip_comments(v, false);
+        Json::Array(items) => {
+            for item in items {
+                comment_ranges(item, false, out);
             }
         }
         _ => {}

@@ -27,7 +27,7 @@
 use super::trace::{json_line_error, LineError, LineRequest};
 use routex::check::did_you_mean;
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The longest session id or prefix group, in bytes.
@@ -61,7 +61,7 @@ pub(crate) struct SessionReader {
     /// The CSV header's column indices, once read.
     columns: Option<Columns>,
     /// Turns seen per session (by the id's hash: bounded per entry).
-    turns: HashMap<u64, u64>,
+    turns: BTreeMap<u64, u64>,
 }
 
 #[derive(Clone, Copy)]
@@ -130,7 +130,7 @@ impl SessionReader {
             csv,
             block_tokens: block_tokens.max(1),
             columns: None,
-            turns: HashMap::new(),
+            turns: BTreeMap::new(),
         }
     }
 

@@ -16,7 +16,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use routex::config::json::{Json, Node};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::{BufRead, Read};
 use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
@@ -288,8 +288,8 @@ struct Builder {
     names: [&'static str; 3],
     requests: Vec<TraceRequest>,
     blocks: Vec<u32>,
-    intern: HashMap<u64, u32>,
-    keys: HashMap<String, u32>,
+    intern: BTreeMap<u64, u32>,
+    keys: BTreeMap<String, u32>,
     key_names: Vec<String>,
     first_ms: Option<f64>,
 }
