@@ -371,6 +371,7 @@ fn expected(shape: Shape) -> String {
         Shape::List(inner) => format!("an array of {}", plural(*inner)),
         Shape::Pair(inner) => format!("an array of two {}", plural(*inner)),
         Shape::Integer(max) if max == u64::MAX => "an integer from 0 to 2^64-1".into(),
+        Shape::Integer(max) if max == u64::from(u32::MAX) => "an integer from 0 to 2^32-1".into(),
         Shape::Integer(max) => format!("an integer from 0 to {max}"),
         Shape::Number => "a number".into(),
         Shape::Bool => "true or false".into(),

@@ -239,17 +239,17 @@ fn scenario_errors_use_no_rust_or_serde_words() {
         (
             r#""seeds": [1, 2, 3]"#,
             r#""seeds": [1.5]"#,
-            "invalid type: number `1.5`, expected an integer from 0 to 2^64-1",
+            "invalid type: number `1.5`, expected an integer from 0 to 2^64-1 for `seeds.0`",
         ),
         (
             r#""routers": 3"#,
             r#""routers": 1e23"#,
-            "invalid type: integer `1e+23` is too large, expected an integer from 0 to 2^32-1",
+            "invalid type: number `1e23`, expected an integer from 0 to 2^32-1 for `topology.regions.0.routers`",
         ),
         (
             r#""rates_rps": [240, 280, 320]"#,
             r#""rates_rps": {}"#,
-            "invalid type: object, expected an array",
+            "invalid type: object, expected an array of numbers for `rates_rps`",
         ),
     ] {
         assert!(scenario.contains(from), "{from}");

@@ -52,12 +52,13 @@ fn bundled_scenarios_are_valid() {
         if !name.starts_with("scenario-ablation-")
             && !name.starts_with("scenario-compare-")
             && name != "scenario-fast-validation.json"
+            && name != "scenario-sessions.json"
         {
             assert_eq!(p.policies.len(), 7, "{name}");
         }
         seen += 1;
     }
-    assert_eq!(seen, 14);
+    assert_eq!(seen, 15);
 }
 
 #[test]
