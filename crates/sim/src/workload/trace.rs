@@ -230,18 +230,21 @@ pub(crate) fn json_line_error(text: &str, e: &serde_json::Error) -> LineError {
     };
     let mut error = LineError::at(routex::json_words::user_message(message), e.column().max(1));
     let at = e.column().saturating_sub(1);
-    if let Ok(Node {
-        value: Json::Object(members),
-        ..
-    }) = routex::config::json::parse(text)
-    {
-        if let Some(m) = members
+    let span = match routex::config::json::parse(text) {
+        Ok(Node {
+            value: Json::Object(members),
+            ..
+        }) => members
             .iter()
             .find(|m| m.value.span.start <= at && at < m.value.span.end)
-        {
-            error.column = Some(m.value.span.start + 1);
-            error.width = (m.value.span.end - m.value.span.start).max(1);
-        }
+            .map(|m| m.value.span),
+        // Not an object at all: the whole value.
+        Ok(node) => Some(node.span),
+        Err(_) => None,
+    };
+    if let Some(span) = span {
+        error.column = Some(span.start + 1);
+        error.width = (span.end - span.start).max(1);
     }
     error
 }
