@@ -690,6 +690,7 @@ mod tests {
             speedups: vec![1.0],
             affinity_key: Some(Default::default()),
             max_requests: Some(10),
+            repeat: crate::workload::trace::Repeat::Same,
         });
         file.base_config = Some(serde_json::json!({"default": "random"}));
         let value = serde_json::to_value(&file).expect("serialise");

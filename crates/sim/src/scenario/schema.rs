@@ -149,6 +149,7 @@ const TRACE: &[Field] = &[
     opt("speedups", Shape::List(&NUMBER)),
     opt("affinity_key", Shape::Nullable(&Shape::Object(AFFINITY))),
     opt("max_requests", Shape::Nullable(&U64)),
+    opt("repeat", Shape::Enum(&["fresh", "same"])),
 ];
 
 /// The whole scenario file.

@@ -78,9 +78,7 @@ pub(super) fn report(path: &Path, _spec: &TraceSpec, errors: &[TraceError]) -> R
             Diagnostic::new(Code::InvalidTrace, span, e.message.clone())
         })
         .collect();
-    Report {
-        source_name: path.display().to_string(),
-        text,
-        diagnostics,
-    }
+    let mut report = Report::new(path.display().to_string(), text);
+    report.diagnostics = diagnostics;
+    report
 }
