@@ -71,7 +71,7 @@ impl Repeat {
 }
 
 /// The trace formats `trace.format` accepts: Mooncake JSONL, and request
-/// logs with session ids as CSV or JSONL ([`super::sessions`]).
+/// logs with session ids as CSV or JSONL (`crates/sim/src/workload/sessions.rs`).
 pub const FORMATS: &[&str] = &["mooncake", "session-csv", "session-jsonl"];
 
 /// The format a trace file's first non-blank line suggests: a JSON object
