@@ -7,6 +7,9 @@
 //! `decide` and through `decide_named` (the candidate list named, as the
 //! simulator's views do).
 //!
+//! `decide-sessions` is wait-and-widen and pulsar-wait-and-widen with
+//! `last_cluster_affinity` on (returning, stale and new sessions mixed).
+//!
 //! Run: cargo bench --bench decide -- --warm-up-time 1 --measurement-time 3
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -15,7 +18,8 @@ use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Balancer, ClusterSnapshot, Membership, Request, Scratch};
 use routex::ir::{
     Admission, Algorithm, BucketSettings, Comparator, Policy, PowerOfNSettings, PulsarSettings,
-    PulsarWaitAndWidenSettings, RendezvousWeight, Settings, WaitAndWidenSettings, IR_VERSION,
+    PulsarWaitAndWidenSettings, RendezvousWeight, Settings, Target, WaitAndWidenSettings,
+    IR_VERSION,
 };
 use std::time::Duration;
 use xxhash_rust::xxh3::xxh3_64;
@@ -45,7 +49,10 @@ fn pww() -> PulsarWaitAndWidenSettings {
         cache_affinity_input_tokens_scale: 1.0,
         cache_affinity_wait_ms: 300,
         band_widen_interval_ms: 300,
+        band_widen_interval_is_default: false,
         fallback_max_queued: 0,
+        last_cluster_affinity: false,
+        no_queue_slo_shortcut: true,
         bucket: bucket(),
     }
 }
@@ -54,6 +61,7 @@ fn policies() -> Vec<(&'static str, Balancer)> {
     let p = |algorithm, settings| {
         Balancer::new(&Policy {
             version: IR_VERSION,
+            stargate: Target::Widening,
             algorithm,
             admission: Admission::default(),
             settings,
@@ -86,6 +94,7 @@ fn policies() -> Vec<(&'static str, Balancer)> {
                     cache_affinity_backend_selection_count: Some(2),
                     cache_affinity_input_tokens_scale: 0.5,
                     cache_affinity_wait_ms: 300,
+                    last_cluster_affinity: false,
                     bucket: bucket(),
                 }),
             ),
@@ -150,6 +159,7 @@ fn bench_algorithms(c: &mut Criterion) {
                 request_slo_ms: None,
                 elapsed: Duration::from_millis((i as u64 * 37) % 900),
                 excluded: &[],
+                ..Request::default()
             };
             for i in 0..KEYS * 4 {
                 balancer.decide(&request(i), &cs, &mut rng, &mut scratch);
@@ -224,6 +234,7 @@ fn bench_band_walk_poll(c: &mut Criterion) {
         request_slo_ms: None,
         elapsed: Duration::from_millis(1000 + (i as u64 * 37) % 900),
         excluded: &[],
+        ..Request::default()
     };
     for i in 0..KEYS * 4 {
         walk.decide(&request(i), &cs, &mut rng, &mut scratch);
@@ -246,10 +257,85 @@ fn bench_band_walk_poll(c: &mut Criterion) {
     group.finish();
 }
 
+/// `last_cluster_affinity` on (docs/stargate.md 3.10): the two algorithms
+/// that take it, with a third of the requests returning (to a cluster
+/// spread over the fleet), a third stale and a third new; beside
+/// `decide/*` of the same settings without the flag.
+fn bench_sessions(c: &mut Criterion) {
+    let keys: Vec<String> = (0..KEYS).map(|i| format!("prefix-{i}")).collect();
+    let mut group = c.benchmark_group("decide-sessions");
+    for n in SIZES {
+        let cs = clusters(n);
+        let hints: Vec<Option<&str>> = (0..KEYS)
+            .map(|i| match i % 3 {
+                0 => Some(cs[(i * 7) % n].id.as_str()),
+                1 => Some("gone"),
+                _ => None,
+            })
+            .collect();
+        let sessions = |algorithm| {
+            let settings = match algorithm {
+                Algorithm::WaitAndWiden => Settings::WaitAndWiden(WaitAndWidenSettings {
+                    seed: "bench".into(),
+                    comparator: Comparator::Ttft,
+                    cache_affinity_virtual_nodes: 150,
+                    cache_affinity_backend_selection_count: Some(2),
+                    cache_affinity_input_tokens_scale: 0.5,
+                    cache_affinity_wait_ms: 300,
+                    last_cluster_affinity: true,
+                    bucket: bucket(),
+                }),
+                _ => Settings::PulsarWaitAndWiden(PulsarWaitAndWidenSettings {
+                    last_cluster_affinity: true,
+                    no_queue_slo_shortcut: false,
+                    ..pww()
+                }),
+            };
+            Balancer::new(&Policy {
+                version: IR_VERSION,
+                stargate: Target::Sessions,
+                algorithm,
+                admission: Admission::default(),
+                settings,
+            })
+        };
+        for (name, balancer) in [
+            ("wait-and-widen", sessions(Algorithm::WaitAndWiden)),
+            (
+                "pulsar-wait-and-widen",
+                sessions(Algorithm::PulsarWaitAndWiden),
+            ),
+        ] {
+            let mut scratch = Scratch::default();
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            let request = |i: usize| Request {
+                model: "model-a",
+                cache_affinity_key: Some(&keys[i % KEYS]),
+                input_tokens: Some(2000),
+                elapsed: Duration::from_millis((i as u64 * 37) % 900),
+                last_cluster_id: hints[i % KEYS],
+                ..Request::default()
+            };
+            for i in 0..KEYS * 4 {
+                balancer.decide(&request(i), &cs, &mut rng, &mut scratch);
+            }
+            let mut i = 0;
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| {
+                    i += 1;
+                    black_box(balancer.decide(&request(i), &cs, &mut rng, &mut scratch))
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     bench_reference,
     bench_algorithms,
+    bench_sessions,
     bench_band_walk_poll
 );
 criterion_main!(benches);

@@ -24,7 +24,8 @@ use std::fmt::Write;
 use std::hint::black_box;
 use std::sync::Arc;
 
-const OPERATIONS: &str = "reference | resolve-hit | route-pww | route-view | stats-report | \
+const OPERATIONS: &str =
+    "reference | resolve-hit | route-pww | route-pww-sessions | route-view | stats-report | \
 new-key-below-cap | new-key-past-cap | threads-same-T | threads-own-T (T threads)";
 
 fn main() {
@@ -78,6 +79,17 @@ fn main() {
         "route-pww" => {
             let router = Router::new(table());
             let clusters = inputs::clusters();
+            for i in 0..n {
+                let r = &requests[i % requests.len()];
+                black_box(router.route(r, &clusters, &mut rng, &mut scratch).ok());
+            }
+        }
+        "route-pww-sessions" => {
+            // route-pww with `last_cluster_affinity` on in the base the
+            // expression builds on; returning, stale and new sessions.
+            let router = Router::new(inputs::sessions_table());
+            let clusters = inputs::clusters();
+            let requests = inputs::session_requests(&requests, &clusters);
             for i in 0..n {
                 let r = &requests[i % requests.len()];
                 black_box(router.route(r, &clusters, &mut rng, &mut scratch).ok());

@@ -15,6 +15,12 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use std::sync::Arc;
 
+pub mod fields;
+mod target;
+
+pub use fields::{Field, FieldSet, FieldSpec, Kind, KindMismatch, Typed, FIELDS};
+pub use target::Target;
+
 /// IR format version, printed as `"version"` in every IR JSON.
 pub const IR_VERSION: u32 = 1;
 
@@ -186,56 +192,6 @@ impl RendezvousWeight {
     }
 }
 
-/// The configured fields of one algorithm, before defaults. `None` = not
-/// configured. Field names are the lb-config.json keys.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct FieldSet {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub require_cache_affinity_key: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub require_input_tokens: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_input_work_seconds: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sample_count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub comparator: Option<Comparator>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seed: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub consider_kv_free_tokens: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rendezvous_weight: Option<RendezvousWeight>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub n: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_queued: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_queue_time_floor_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_queue_time_ceil_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttft_bucket_size_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_bucket_unlock_factor: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ignore_queue_time: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ignore_input_processing_time: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache_affinity_virtual_nodes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache_affinity_backend_selection_count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache_affinity_input_tokens_scale: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cache_affinity_wait_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub band_widen_interval_ms: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fallback_max_queued: Option<u64>,
-}
-
 /// One configured algorithm: what a name-only entry, a detailed object or an
 /// expression says, before the builder resolves it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -311,6 +267,9 @@ pub struct WaitAndWidenSettings {
     pub cache_affinity_backend_selection_count: Option<u64>,
     pub cache_affinity_input_tokens_scale: f64,
     pub cache_affinity_wait_ms: u64,
+    /// Sessions (docs/stargate.md 3.10): classify each keyed request by
+    /// its last cluster. Always false for the `widening` target.
+    pub last_cluster_affinity: bool,
     #[serde(flatten)]
     pub bucket: BucketSettings,
 }
@@ -336,8 +295,16 @@ pub struct PulsarWaitAndWidenSettings {
     pub cache_affinity_wait_ms: u64,
     /// S: defaults to X; 0 opens every band at X.
     pub band_widen_interval_ms: u64,
+    /// Whether S is the default (unset): a new or stale session's S then
+    /// follows its effective wait, 0 (docs/stargate.md 3.10).
+    pub band_widen_interval_is_default: bool,
     /// f.
     pub fallback_max_queued: u64,
+    /// Sessions (docs/stargate.md 3.10). Always false for `widening`.
+    pub last_cluster_affinity: bool,
+    /// Whether a feasible rank 1 is selected at once without both queue
+    /// bounds (3.8.3 step 2): the `widening` target's rule.
+    pub no_queue_slo_shortcut: bool,
     #[serde(flatten)]
     pub bucket: BucketSettings,
 }
@@ -358,6 +325,8 @@ pub enum Settings {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Policy {
     pub version: u32,
+    /// The stargate target the policy was built for.
+    pub stargate: Target,
     pub algorithm: Algorithm,
     pub admission: Admission,
     pub settings: Settings,

@@ -10,7 +10,8 @@ use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Balancer, ClusterSnapshot, Request, Scratch};
 use routex::ir::{
     Admission, Algorithm, BucketSettings, Comparator, Policy, PowerOfNSettings, PulsarSettings,
-    PulsarWaitAndWidenSettings, RendezvousWeight, Settings, WaitAndWidenSettings, IR_VERSION,
+    PulsarWaitAndWidenSettings, RendezvousWeight, Settings, Target, WaitAndWidenSettings,
+    IR_VERSION,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -78,7 +79,10 @@ fn pww() -> PulsarWaitAndWidenSettings {
         cache_affinity_input_tokens_scale: 0.5,
         cache_affinity_wait_ms: 100,
         band_widen_interval_ms: 50,
+        band_widen_interval_is_default: false,
         fallback_max_queued: 0,
+        last_cluster_affinity: false,
+        no_queue_slo_shortcut: false,
         bucket: bucket(),
     }
 }
@@ -86,6 +90,7 @@ fn pww() -> PulsarWaitAndWidenSettings {
 fn policies() -> Vec<(&'static str, Balancer)> {
     let policy = |algorithm, settings| Policy {
         version: IR_VERSION,
+        stargate: Target::Sessions,
         algorithm,
         admission: Admission::default(),
         settings,
@@ -120,6 +125,7 @@ fn policies() -> Vec<(&'static str, Balancer)> {
                     cache_affinity_backend_selection_count: Some(2),
                     cache_affinity_input_tokens_scale: 0.5,
                     cache_affinity_wait_ms: 100,
+                    last_cluster_affinity: false,
                     bucket: bucket(),
                 }),
             )),
@@ -211,6 +217,7 @@ fn assert_no_allocations_after_warm_up(keys: &[String]) {
                         request_slo_ms: Some(1000),
                         elapsed: Duration::from_millis(elapsed[(i + round) % elapsed.len()]),
                         excluded: if i % 3 == 0 { &excluded } else { &[] },
+                        ..Request::default()
                     };
                     std::hint::black_box(balancer.decide(&request, &clusters, rng, &mut scratch));
                 }

@@ -261,3 +261,63 @@ fn exclusions_across_attempts_do_not_allocate_per_attempt() {
     });
     assert_eq!(allocations, 10 * 8, "one per excluded id, none per attempt");
 }
+
+/// Sessions (docs/stargate.md 3.10): classifying a request and reordering
+/// its affinity order allocate nothing, for returning, stale and new
+/// sessions on both algorithms that take `last_cluster_affinity`.
+#[test]
+fn session_classification_and_reorder_do_not_allocate() {
+    let json = r#"{"models": {
+        "pww": {"algorithm": "pulsar-wait-and-widen", "seed": "s", "last_cluster_affinity": true,
+                "cache_affinity_backend_selection_count": 2, "cache_affinity_wait_ms": 50},
+        "ww": {"algorithm": "wait-and-widen", "seed": "s", "last_cluster_affinity": true,
+               "cache_affinity_backend_selection_count": 2, "cache_affinity_wait_ms": 50}}}"#;
+    let (table, report) = routex::config::check_lb_config("lb-config.json", json);
+    assert!(!report.has_errors(), "{report:?}");
+    let router = Router::new(table.expect("table"));
+    let clusters = clusters();
+    let hints = [Some("cluster-17"), Some("cluster-02"), Some("gone"), None];
+    let requests: Vec<RouteRequest<'_>> = ["pww", "ww"]
+        .iter()
+        .flat_map(|model| hints.iter().map(move |hint| (*model, *hint)))
+        .enumerate()
+        .map(|(i, (model, hint))| RouteRequest {
+            request: Request {
+                model,
+                cache_affinity_key: Some(["prefix-1", "prefix-2", "prefix-3"][i % 3]),
+                input_tokens: Some(2000),
+                last_cluster_id: hint,
+                elapsed: std::time::Duration::from_millis(60),
+                ..Request::default()
+            },
+            routing_method: None,
+        })
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let mut route_all = |rounds: usize| {
+        for _ in 0..rounds {
+            for request in &requests {
+                let decision = router.route(request, &clusters, &mut rng, &mut scratch);
+                assert!(
+                    matches!(decision, Ok(Decision::Selected(_))),
+                    "{decision:?}"
+                );
+            }
+        }
+    };
+    route_all(20);
+    let allocations = allocations_during(|| route_all(200));
+    assert_eq!(
+        allocations, 0,
+        "allocations in 1600 session decisions after warm-up"
+    );
+    // The classification the driver makes once per request is free too.
+    let resolved = router.resolve("pww", None, None).expect("resolves");
+    let allocations = allocations_during(|| {
+        for request in &requests {
+            std::hint::black_box(resolved.instance().classify(&request.request, &clusters));
+        }
+    });
+    assert_eq!(allocations, 0);
+}

@@ -25,6 +25,8 @@ mod client;
 #[allow(dead_code)]
 #[path = "../examples/proxy/front.rs"]
 mod front;
+#[path = "../examples/proxy/gateway.rs"]
+mod gateway;
 #[path = "../examples/proxy/heartbeat.rs"]
 mod heartbeat;
 
@@ -289,4 +291,144 @@ fn a_client_that_disconnects_leaves_no_reservation() {
             b.release();
         }
     });
+}
+
+/// The end-to-end check of docs/stargate.md 3.10 (sessions): two long
+/// requests fill cluster `a` (engine concurrency 2); a session's first
+/// request overflows to `b`; `a` drains; the session's next 10 requests stay
+/// on `b` with `last_cluster_affinity` on and return to `a` with it off.
+/// The proxy plays the gateway: it learns the session's cluster from the
+/// `x-stargate-cluster-id` of each successful response and sends it back.
+#[test]
+fn a_session_stays_where_it_overflowed_with_last_cluster_affinity() {
+    for flag in [true, false] {
+        let placed = run_session_check(flag);
+        let expected = if flag { "b" } else { "a" };
+        assert_eq!(placed, vec![expected; 10], "last_cluster_affinity {flag}");
+    }
+}
+
+fn session_table(flag: bool) -> routex::ir::RouteTable {
+    let json = format!(
+        r#"{{"request_algorithms": {{"pulsar": {{"algorithm": "pulsar", "seed": "s"}}}},
+            "models": {{"{MODEL}": {{"algorithm": "pulsar-wait-and-widen", "seed": "s",
+                "last_cluster_affinity": {flag}}}}}}}"#
+    );
+    let (table, report) = routex::config::check_lb_config("sessions.json", &json);
+    assert!(!report.has_errors(), "{report:?}");
+    table.unwrap()
+}
+
+/// A key whose Pulsar ranking (seed `s`) puts `a` first.
+fn key_ranking_a_first(prefix: &str) -> String {
+    let router = Router::new(session_table(true));
+    let clusters: Vec<ClusterSnapshot> = ["a", "b"]
+        .iter()
+        .map(|id| ClusterSnapshot {
+            last_mean_input_tps: TPS,
+            max_input_tps: Some(TPS),
+            ..ClusterSnapshot::new(*id)
+        })
+        .collect();
+    (0..1000)
+        .map(|i| format!("{prefix}-{i}"))
+        .find(|key| {
+            let request = RouteRequest {
+                request: Request {
+                    model: MODEL,
+                    cache_affinity_key: Some(key),
+                    input_tokens: Some(100),
+                    ..Request::default()
+                },
+                routing_method: Some(b"pulsar"),
+            };
+            let d = router.route(
+                &request,
+                &clusters,
+                &mut rand::rng(),
+                &mut Scratch::default(),
+            );
+            matches!(d, Ok(Decision::Selected(c)) if c.index == 0)
+        })
+        .expect("some key ranks a first")
+}
+
+/// Runs the check once; the clusters of the session's last 10 requests.
+fn run_session_check(flag: bool) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        tokio::time::timeout(LIMIT, session_check(flag))
+            .await
+            .expect("the check finished in time")
+    })
+}
+
+async fn session_check(flag: bool) -> Vec<String> {
+    let options = front::ProxyOptions {
+        sessions: Some(gateway::StoreOptions::default()),
+        ..front::ProxyOptions::default()
+    };
+    let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+    let (proxy, addr) = Proxy::spawn(session_table(flag), addr, options)
+        .await
+        .unwrap();
+    let url = format!("http://{addr}");
+    let mut backends = Vec::new();
+    for cluster in ["a", "b"] {
+        let config = BackendConfig {
+            cluster: cluster.to_owned(),
+            backend: format!("{cluster}-0"),
+            models: vec![MODEL.to_owned()],
+            slots: 2,
+            input_tps: TPS,
+            kv_capacity_tokens: 1_000_000,
+            service_time: Duration::ZERO,
+            heartbeat_every: None,
+        };
+        backends.push(Backend::spawn(config, &url).await.unwrap());
+    }
+    let fleet = Fleet {
+        proxy,
+        url,
+        backends,
+        client: client::new(),
+    };
+    let (a, b) = (&fleet.backends[0], &fleet.backends[1]);
+    let session = key_ranking_a_first("session");
+    let fillers = [key_ranking_a_first("long-1"), key_ranking_a_first("long-2")];
+    // Two long requests fill a.
+    a.hold();
+    let long: Vec<_> = fillers
+        .iter()
+        .map(|key| tokio::spawn(fleet.keyed(key)))
+        .collect();
+    until("two requests held at a", || a.received() == 2).await;
+    fleet.heartbeats().await;
+    // The session's first request overflows to b (a new session neither
+    // waits nor keeps to a full primary).
+    let first = fleet.keyed(&session).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert_eq!(first.header("x-stargate-cluster-id"), "b");
+    assert_eq!(b.received(), 1);
+    // a drains.
+    a.release();
+    for reply in long {
+        let reply = reply.await.unwrap();
+        assert_eq!(reply.status, StatusCode::OK);
+        assert_eq!(reply.header("x-stargate-cluster-id"), "a");
+    }
+    fleet.heartbeats().await;
+    // The next 10 requests of the session.
+    let mut placed = Vec::new();
+    for _ in 0..10 {
+        let reply = fleet.keyed(&session).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        assert_eq!(reply.header("x-stargate-cluster-id"), reply.cluster());
+        placed.push(reply.cluster().to_owned());
+        fleet.heartbeats().await;
+    }
+    placed
 }

@@ -16,6 +16,9 @@ mod client;
 mod fleet;
 // Each test binary uses a part of the front end (reloads, views).
 #[allow(dead_code)]
+#[path = "../examples/proxy/gateway.rs"]
+#[allow(dead_code)]
+mod gateway;
 #[path = "../examples/proxy/front.rs"]
 mod front;
 #[path = "../examples/proxy/heartbeat.rs"]
@@ -280,7 +283,14 @@ async fn health_fleet(clock: &Arc<ManualClock>) -> Fleet {
         ..HealthOptions::default()
     }
     .with_clock(clock.clone());
-    Fleet::start_with(configs(|_| {}), ProxyOptions { health }).await
+    Fleet::start_with(
+        configs(|_| {}),
+        ProxyOptions {
+            health,
+            ..ProxyOptions::default()
+        },
+    )
+    .await
 }
 
 #[test]

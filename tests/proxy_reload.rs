@@ -15,6 +15,9 @@ mod client;
 mod fleet;
 // Each test binary uses a part of the front end (reloads, views).
 #[allow(dead_code)]
+#[path = "../examples/proxy/gateway.rs"]
+#[allow(dead_code)]
+mod gateway;
 #[path = "../examples/proxy/front.rs"]
 mod front;
 #[path = "../examples/proxy/heartbeat.rs"]

@@ -10,8 +10,15 @@
 //! its report is applied to each of those views. Views and URLs are keyed
 //! by what backends say, never by client input; the router bounds its own
 //! per-target state.
+//!
+//! Like stargate, every proxied response names its cluster in
+//! `x-stargate-cluster-id`. With `ProxyOptions::sessions` the proxy also
+//! plays the gateway in front of stargate (docs/stargate.md 3.10): it
+//! remembers each session's last cluster from successful responses and
+//! sends it as `x-stargate-last-cluster-id` when the client did not.
 
 use crate::client::{self, HttpClient};
+use crate::gateway::{SessionStore, StoreOptions};
 use crate::heartbeat::{self, Heartbeat};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -20,13 +27,14 @@ use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use prometheus_client::registry::Registry;
 use routex::ir::RouteTable;
 use routex::router::{
-    headers, Driver, HealthOptions, ModelViews, Reloaded, RequestHeaders, Routed, Router,
-    RouterCollector, SharedView,
+    headers, Driver, HealthOptions, LastClusterHint, ModelViews, Reloaded, RequestHeaders, Routed,
+    Router, RouterCollector, SharedView,
 };
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Instant;
 use tokio::net::TcpListener;
 
 /// Response headers that say where a request went.
@@ -46,6 +54,14 @@ const FORWARDED: [&str; 5] = [
     headers::PRIORITY,
 ];
 
+/// How the proxy runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProxyOptions {
+    /// Act as the gateway's last-cluster store; `None`: pass the client's
+    /// `x-stargate-last-cluster-id` through only.
+    pub sessions: Option<StoreOptions>,
+}
+
 /// A running proxy; cheap to clone.
 #[derive(Clone)]
 pub struct Proxy {
@@ -62,12 +78,17 @@ struct Shared {
     registry: Registry,
     /// Reloads refused (a configuration with errors: the old one stays).
     refused: AtomicU64,
+    /// The gateway's last-cluster store, when the proxy plays the gateway.
+    sessions: Option<SessionStore>,
 }
 
 /// How the proxy judges backend health.
 #[derive(Clone, Debug, Default)]
 pub struct ProxyOptions {
     pub health: HealthOptions,
+    /// Act as the gateway's last-cluster store; `None`: pass the client's
+    /// `x-stargate-last-cluster-id` through only.
+    pub sessions: Option<StoreOptions>,
 }
 
 impl Proxy {
@@ -94,6 +115,7 @@ impl Proxy {
                 client: client::new(),
                 registry,
                 refused: AtomicU64::new(0),
+                sessions: options.sessions.map(SessionStore::new),
             }),
         };
         let app = axum::Router::new()
@@ -245,10 +267,22 @@ async fn completions(
     };
     // An unknown model routes over an empty view: 404 no_eligible_candidates.
     let view = proxy.view(parsed.model).unwrap_or_default();
-    let mut routing = proxy
-        .shared
-        .driver
-        .routing(parsed.route_request(), parsed.max_wait_ms);
+    // As the gateway: the session's remembered cluster, unless the client
+    // sent one.
+    let session = match (&proxy.shared.sessions, parsed.cache_affinity_key) {
+        (Some(store), Some(key)) => Some((store, key)),
+        _ => None,
+    };
+    let remembered = session
+        .filter(|_| parsed.last_cluster_id == LastClusterHint::Absent)
+        .and_then(|(store, key)| {
+            store.last_cluster(parsed.routing_key, parsed.model, key, Instant::now())
+        });
+    let mut request = parsed.route_request();
+    if let Some(cluster) = &remembered {
+        request.request.last_cluster_id = Some(cluster);
+    }
+    let mut routing = proxy.shared.driver.routing(request, parsed.max_wait_ms);
     loop {
         let routed = match routing.next(&view).await {
             Ok(routed) => routed,
@@ -267,7 +301,17 @@ async fn completions(
                     ..
                 } = routed;
                 reservation.keep();
+                if let Some((store, key)) = session.filter(|_| response.status().is_success()) {
+                    store.record(
+                        parsed.routing_key,
+                        parsed.model,
+                        key,
+                        &cluster,
+                        Instant::now(),
+                    );
+                }
                 let annotations = [
+                    (headers::CLUSTER_ID, cluster.to_string()),
                     (CLUSTER_HEADER, cluster.to_string()),
                     (BACKEND_HEADER, backend.to_string()),
                     (RANK_DEPTH_HEADER, choice.rank_depth.to_string()),
@@ -320,7 +364,7 @@ async fn forward(
 
 fn annotate(
     mut response: Response<Body>,
-    annotations: [(&'static str, String); 5],
+    annotations: [(&'static str, String); 6],
 ) -> Response<Body> {
     let headers = response.headers_mut();
     for (name, value) in annotations {

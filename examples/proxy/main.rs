@@ -18,6 +18,9 @@
 mod backend;
 mod client;
 mod front;
+// `len` serves tests/proxy.rs.
+#[allow(dead_code)]
+mod gateway;
 mod heartbeat;
 
 use backend::{Backend, BackendConfig};
@@ -67,6 +70,7 @@ async fn main() -> Result<(), String> {
     // Reports expire after 3 missed heartbeats (250 ms each, below).
     let options = front::ProxyOptions {
         health: routex::router::HealthOptions::for_heartbeat(Duration::from_millis(250)),
+        sessions: None,
     };
     let (proxy, addr) = Proxy::spawn(table, args.listen, options).await?;
     // `kill -HUP <pid>` reloads the configuration file.

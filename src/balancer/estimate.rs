@@ -125,7 +125,7 @@ pub fn ttft(
     scale: f64,
     flags: IgnoreFlags,
 ) -> Ttft {
-    let rtt = worst_if_nan(c.rtt_ms);
+    let rtt = rtt_ms(c.rtt_ms);
     let queue = queue_ms(c, priority);
     let prefill = prefill_ms(c, tokens, scale);
     let bucket = rtt
@@ -154,21 +154,49 @@ pub fn has_capacity(c: &ClusterSnapshot, max_queued: u64) -> bool {
         || c.num_running_queries < c.max_engine_concurrency.saturating_add(max_queued)
 }
 
-/// Milliseconds of a duration as f64, exact for whole ms.
+/// Milliseconds of a duration as stargate reads one (docs/stargate.md
+/// 2.3 item 3): `as_secs_f64() * 1000`, so 1344 ms reads 1343.9999999999998
+/// and 1005 ms 1004.9999999999999. The bucket clock, RTTs and the
+/// queue-time bounds all go through it.
 pub fn duration_ms(d: Duration) -> f64 {
-    d.as_secs() as f64 * 1000.0 + f64::from(d.subsec_nanos()) / 1e6
+    d.as_secs_f64() * 1000.0
+}
+
+/// A millisecond value stored as a `Duration` the way stargate stores
+/// one (seconds as f64, rounded to the nearest nanosecond, saturating at
+/// `Duration::MAX`). Negative and NaN inputs are `None`.
+pub fn ms_to_duration(ms: f64) -> Option<Duration> {
+    if ms.is_nan() || ms < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX))
+}
+
+/// A cluster's RTT in ms as stargate's balancer reads it: the RTT is a
+/// `Duration` there, read back through f64 (1005 ms is
+/// 1004.9999999999999). NaN is the worst value; a negative RTT, which no
+/// `Duration` holds, is kept as given.
+pub fn rtt_ms(rtt: f64) -> f64 {
+    match ms_to_duration(rtt) {
+        Some(d) if d != Duration::MAX => duration_ms(d),
+        _ => worst_if_nan(rtt),
+    }
 }
 
 /// The queue-SLO limit in ms at `elapsed` (3.6.2): interpolated over a
 /// non-zero request SLO, the ceiling otherwise. floor > ceil is kept.
+/// Like stargate, the bounds and the limit are `Duration`s read back
+/// through f64 (docs/stargate.md 2.3 item 3): a 1001 ms limit reads
+/// 1000.9999999999999, so an estimate of exactly 1001 ms exceeds it.
 pub fn queue_limit_ms(slo: QueueSlo, request_slo_ms: Option<u64>, elapsed: Duration) -> f64 {
-    let floor = slo.floor_ms as f64;
-    let ceil = slo.ceil_ms as f64;
+    let floor = duration_ms(Duration::from_millis(slo.floor_ms));
+    let ceil = duration_ms(Duration::from_millis(slo.ceil_ms));
     let phi = match request_slo_ms {
         Some(total) if total > 0 => (duration_ms(elapsed) / total as f64).clamp(0.0, 1.0),
         _ => 1.0,
     };
-    floor + (ceil - floor) * phi
+    let limit = floor + (ceil - floor) * phi;
+    ms_to_duration(limit).map_or(limit, duration_ms)
 }
 
 /// running / max(max_engine_concurrency, 1).
@@ -235,9 +263,11 @@ pub fn least_queue_time(
     })
 }
 
-/// A wait of `ms` milliseconds as a duration, rounded up to whole
-/// nanoseconds so it is never 0; `None` when it cannot be one (edge case 8).
+/// A wait of `ms` milliseconds as stargate makes one (docs/stargate.md
+/// 2.3 items 1 and 4): `Duration::try_from_secs_f64(ms / 1000)`, rounded to
+/// the nearest nanosecond (so a sliver below 0.5 ns is a zero wait), a
+/// wait beyond 2^64 ns kept, saturating only at `Duration::MAX`. `None`
+/// only for a negative or NaN input, which no caller produces.
 pub fn wait_from_ms(ms: f64) -> Option<Duration> {
-    let ns = (ms * 1e6).ceil();
-    (ns.is_finite() && ns > 0.0 && ns < u64::MAX as f64).then(|| Duration::from_nanos(ns as u64))
+    ms_to_duration(ms)
 }

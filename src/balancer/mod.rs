@@ -28,6 +28,7 @@ mod random;
 mod ranking;
 mod ring;
 mod round_robin;
+mod session;
 mod target;
 mod wait_and_widen;
 
@@ -42,6 +43,7 @@ pub use ranking::{
 };
 #[cfg(not(feature = "testing"))]
 pub(crate) use ranking::{feasibility as pulsar_feasibility, weight as pulsar_weight, Feasibility};
+pub use session::{classify as classify_session, SessionCounts, SessionSelection, SessionState};
 
 use crate::ir::{Policy, PulsarWaitAndWidenSettings, Settings};
 use rand::RngCore;
@@ -60,6 +62,14 @@ pub struct Request<'a> {
     pub elapsed: Duration,
     /// Cluster ids that failed earlier attempts of this request.
     pub excluded: &'a [&'a str],
+    /// `x-stargate-last-cluster-id`: the cluster that served this session
+    /// last, as the gateway remembers it (docs/stargate.md 3.10); `None`
+    /// without a hint.
+    pub last_cluster_id: Option<&'a str>,
+    /// The session's classification when the caller made it already
+    /// ([`Balancer::classify`] on the first attempt); `None` lets each
+    /// decision classify the hint itself.
+    pub session: Option<SessionState>,
 }
 
 /// One candidate cluster's statistics (docs/stargate.md 1.3).
@@ -130,6 +140,9 @@ impl Scratch {
 #[derive(Debug)]
 pub struct Balancer {
     kind: Kind,
+    /// The session-selection counter, for a policy that turns
+    /// `last_cluster_affinity` on (docs/stargate.md 3.10).
+    sessions: Option<Box<session::SessionCounters>>,
 }
 
 #[derive(Debug)]
@@ -155,7 +168,14 @@ impl Balancer {
                 Kind::PulsarWaitAndWiden(pulsar_wait_and_widen::PulsarWaitAndWiden::new(s))
             }
         };
-        Balancer { kind }
+        let mut balancer = Balancer {
+            kind,
+            sessions: None,
+        };
+        if balancer.sessions_on() {
+            balancer.sessions = Some(Box::default());
+        }
+        balancer
     }
 
     /// The legacy band walk of docs/stargate.md 3.8.5, a simulator
@@ -168,6 +188,7 @@ impl Balancer {
     pub fn legacy_band_walk(settings: &PulsarWaitAndWidenSettings, initial_wait_ms: u64) -> Self {
         Balancer {
             kind: Kind::LegacyBandWalk(legacy::LegacyBandWalk::new(settings, initial_wait_ms)),
+            sessions: None,
         }
     }
 
@@ -204,7 +225,7 @@ impl Balancer {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
-        match &self.kind {
+        let decision = match &self.kind {
             Kind::PowerOfN(s) => {
                 power_of_n::decide(s, request, clusters, rng, &mut scratch.members)
             }
@@ -214,11 +235,94 @@ impl Balancer {
             Kind::Pulsar(b) => b.decide(request, clusters, ids, scratch),
             Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, ids, rng, scratch),
             Kind::LegacyBandWalk(b) => b.decide(request, clusters, ids, rng, scratch),
+        };
+        if let Some(counters) = &self.sessions {
+            self.count_session(counters, request, clusters, &decision);
         }
+        decision
+    }
+
+    /// Counts a classified request's selection; a classified request that
+    /// is not selected (yet) only makes the six series exist.
+    fn count_session(
+        &self,
+        counters: &session::SessionCounters,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        decision: &Decision,
+    ) {
+        match decision {
+            Decision::Selected(choice) => {
+                if let Some((state, selection)) = self.session_selection(request, clusters, choice)
+                {
+                    counters.record(state, selection);
+                }
+            }
+            _ => {
+                if request.cache_affinity_key.is_some() {
+                    counters.classified();
+                }
+            }
+        }
+    }
+
+    /// `stargate_routing_session_selections_total` of this instance:
+    /// `[state][selection]` in the order of [`SessionState::ALL`] and
+    /// [`SessionSelection::ALL`]. `None` until a request is classified (the
+    /// six series then exist, at 0), and for an instance whose policy does
+    /// not turn `last_cluster_affinity` on.
+    pub fn session_selections(&self) -> Option<SessionCounts> {
+        self.sessions.as_ref().and_then(|c| c.get())
     }
 }
 
 impl Balancer {
+    /// Classifies the request's session once, for the caller to keep in
+    /// [`Request::session`] across retries and timed waits: `None` when
+    /// the policy does not classify this request (`last_cluster_affinity`
+    /// off, no affinity key, or wait-and-widen without an affinity group
+    /// size).
+    pub fn classify(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+    ) -> Option<SessionState> {
+        self.sessions_on()
+            .then(|| session::Session::of(request, clusters))
+            .flatten()
+            .map(|s| s.state)
+    }
+
+    /// How a selection of a classified request counts in
+    /// `stargate_routing_session_selections_total`; `None` when the request
+    /// is not classified (see [`Balancer::classify`]).
+    pub fn session_selection(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        choice: &Choice,
+    ) -> Option<(SessionState, SessionSelection)> {
+        let state = self.classify(request, clusters)?;
+        let group_size = match &self.kind {
+            Kind::WaitAndWiden(b) => b.group_size(clusters.len()),
+            Kind::PulsarWaitAndWiden(b) => b.group_size(),
+            _ => return None,
+        };
+        let selection =
+            session::selection(state, choice, clusters, request.last_cluster_id, group_size);
+        Some((state, selection))
+    }
+
+    /// Whether this instance's policy turns `last_cluster_affinity` on
+    /// (and, for wait-and-widen, has an affinity group).
+    pub fn sessions_on(&self) -> bool {
+        match &self.kind {
+            Kind::WaitAndWiden(b) => b.sessions_on(),
+            Kind::PulsarWaitAndWiden(b) => b.sessions_on(),
+            _ => false,
+        }
+    }
+
     /// The candidates this instance prefers for the request's affinity key
     /// (positions, best first): the whole Pulsar ranking for pulsar,
     /// pulsar-wait-and-widen and the legacy band walk; the ring group for
@@ -231,18 +335,32 @@ impl Balancer {
         clusters: &[ClusterSnapshot],
         scratch: &'s mut Scratch,
     ) -> Option<&'s [usize]> {
+        // A returning session's order leads with its last cluster, as in
+        // `decide` (docs/stargate.md 3.10).
+        let last = self
+            .sessions_on()
+            .then(|| session::Session::of(request, clusters))
+            .flatten()
+            .and_then(|s| s.last);
         let ranker = match &self.kind {
             Kind::Pulsar(b) => b.ranker(),
             Kind::PulsarWaitAndWiden(b) => b.ranker(),
             Kind::LegacyBandWalk(b) => b.ranker(),
             Kind::WaitAndWiden(b) => {
-                return b
-                    .group(request, clusters, scratch)
-                    .then_some(&scratch.members[..]);
+                if !b.group(request, clusters, scratch) {
+                    return None;
+                }
+                if let Some(last) = last {
+                    session::lead_group(&mut scratch.members, last);
+                }
+                return Some(&scratch.members[..]);
             }
             _ => return None,
         };
         ranker.rank(request, clusters, None, scratch);
+        if let Some(last) = last {
+            session::promote(&mut scratch.ranking, last);
+        }
         Some(&scratch.ranking)
     }
 }

@@ -121,7 +121,7 @@ pub(crate) fn rank_then_shortcut(
 
 /// The no-queue-SLO shortcut (3.8.3 step 2): without a queue SLO a feasible
 /// rank 1 is selected at once, with no capacity check and no wait.
-fn no_slo_shortcut(
+pub(crate) fn no_slo_shortcut(
     ranking: &[usize],
     slo_on: bool,
     request: &Request<'_>,

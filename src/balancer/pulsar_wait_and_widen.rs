@@ -4,8 +4,9 @@
 //! ...), each open prefix selected with least queue time and limit f.
 
 use super::bucket::{self, Compare, Outcome, Phase};
-use super::pulsar::{feasible_members, rank_then_shortcut, ranked_choice};
+use super::pulsar::{feasible_members, no_slo_shortcut, ranked_choice};
 use super::ranking::Ranker;
+use super::session::{promote, Session};
 use super::{estimate, min_wait, ClusterSnapshot, Decision, Membership, Request, Scratch};
 use crate::ir::PulsarWaitAndWidenSettings;
 use rand::RngCore;
@@ -45,7 +46,11 @@ pub fn open_prefix(
     let next_ns = s_ns
         .saturating_mul(bands_open.min(u128::from(u32::MAX)))
         .saturating_sub(w.as_nanos());
-    let next = u64::try_from(next_ns).map_or(Duration::MAX, Duration::from_nanos);
+    // Exact beyond 2^64 ns (docs/stargate.md 2.3 item 4): a Duration holds
+    // whole seconds in a u64.
+    let next = u64::try_from(next_ns / 1_000_000_000).map_or(Duration::MAX, |secs| {
+        Duration::new(secs, (next_ns % 1_000_000_000) as u32)
+    });
     (open_end, (!next.is_zero()).then_some(next))
 }
 
@@ -61,6 +66,16 @@ impl PulsarWaitAndWiden {
         &self.ranker
     }
 
+    /// Whether sessions act (`last_cluster_affinity` on).
+    pub(crate) fn sessions_on(&self) -> bool {
+        self.settings.last_cluster_affinity
+    }
+
+    /// k: the size of the affinity group (unset or 0 is 1).
+    pub(crate) fn group_size(&self) -> u64 {
+        self.settings.cache_affinity_backend_selection_count.max(1)
+    }
+
     pub fn decide(
         &self,
         request: &Request<'_>,
@@ -71,12 +86,46 @@ impl PulsarWaitAndWiden {
     ) -> Decision {
         let s = &self.settings;
         let kv = s.consider_kv_free_tokens;
-        // 1-2. The ranking (cached per key), then the no-queue-SLO shortcut.
-        let slo = s.bucket.queue_slo();
-        let (ranker, slo_on) = (&self.ranker, slo.is_some());
-        if let Some(d) = rank_then_shortcut(ranker, slo_on, request, clusters, ids, scratch, kv) {
-            return d;
+        // 1. The ranking (cached per key).
+        self.ranker.rank(request, clusters, ids, scratch);
+        if scratch.ranking.is_empty() {
+            return Decision::Unavailable;
         }
+        // Sessions (docs/stargate.md 3.10): a returning request's last
+        // cluster leads this request's copy of the ranking (never the
+        // cached one); a cluster without a valid weight leaves it as is.
+        let session = self
+            .sessions_on()
+            .then(|| Session::of(request, clusters))
+            .flatten();
+        if let Some(Session {
+            last: Some(last), ..
+        }) = session
+        {
+            promote(&mut scratch.ranking, last);
+        }
+        // 2. The no-queue-SLO shortcut, `widening` only.
+        let slo = s.bucket.queue_slo();
+        if s.no_queue_slo_shortcut {
+            if let Some(d) = no_slo_shortcut(&scratch.ranking, slo.is_some(), request, clusters, kv)
+            {
+                return d;
+            }
+        }
+        // New and stale sessions neither wait nor get the prefill discount;
+        // an unset band interval follows the effective wait.
+        let keeps_affinity = session.is_none_or(Session::keeps_affinity);
+        let (scale, wait_ms, interval_ms) = if keeps_affinity {
+            (
+                s.cache_affinity_input_tokens_scale,
+                s.cache_affinity_wait_ms,
+                s.band_widen_interval_ms,
+            )
+        } else if s.band_widen_interval_is_default {
+            (1.0, 0, 0)
+        } else {
+            (1.0, 0, s.band_widen_interval_ms)
+        };
         let queue_limit_ms =
             slo.map(|slo| estimate::queue_limit_ms(slo, request.request_slo_ms, request.elapsed));
         let len = scratch.ranking.len();
@@ -95,7 +144,7 @@ impl PulsarWaitAndWiden {
         let affinity = bucket::select(
             &Phase {
                 settings: &s.bucket,
-                scale: s.cache_affinity_input_tokens_scale,
+                scale,
                 unlock_ms: estimate::duration_ms(request.elapsed),
                 max_queued: s.bucket.max_queued,
                 compare: Compare::LeastQueueTime,
@@ -111,14 +160,14 @@ impl PulsarWaitAndWiden {
             return Decision::Selected(ranked_choice(&scratch.ranking, pos, request, clusters, kv));
         }
         // 4. Wait until X.
-        let x = Duration::from_millis(s.cache_affinity_wait_ms);
+        let x = Duration::from_millis(wait_ms);
         if request.elapsed < x {
             let until_x = x - request.elapsed;
             return Decision::Wait(min_wait(affinity.wait(), Some(until_x)).unwrap_or(until_x));
         }
         // 5-6. The open prefix and the next band.
         let w = request.elapsed - x;
-        let interval = Duration::from_millis(s.band_widen_interval_ms);
+        let interval = Duration::from_millis(interval_ms);
         let (open_end, next_band) = open_prefix(k, len, interval, w);
         // 7. The open set: full prefill, limit f, clock since X.
         feasible_members(

@@ -7,6 +7,7 @@
 use super::bucket::{self, Compare, Outcome, Phase};
 use super::estimate;
 use super::ring::Ring;
+use super::session::Session;
 use super::{min_wait, Choice, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::WaitAndWidenSettings;
 use rand::RngCore;
@@ -24,6 +25,24 @@ impl WaitAndWiden {
             ring: Ring::new(&settings.seed, settings.cache_affinity_virtual_nodes),
             settings: settings.clone(),
         }
+    }
+
+    /// Whether sessions act: `last_cluster_affinity` on, with an affinity
+    /// group size (without one the request has no affinity order).
+    pub(crate) fn sessions_on(&self) -> bool {
+        self.settings.last_cluster_affinity
+            && self
+                .settings
+                .cache_affinity_backend_selection_count
+                .is_some()
+    }
+
+    /// The size of the affinity group over `n` candidates: min(k, n).
+    pub(crate) fn group_size(&self, n: usize) -> u64 {
+        self.settings
+            .cache_affinity_backend_selection_count
+            .unwrap_or(0)
+            .min(n as u64)
     }
 
     /// Fills `scratch.members` with the affinity group; false when affinity
@@ -80,6 +99,29 @@ impl WaitAndWiden {
         } else {
             0
         };
+        // Sessions (docs/stargate.md 3.10): a returning request's last
+        // cluster leads the group (inserted first, the last member dropped,
+        // when the ring did not pick it); new and stale sessions neither
+        // wait nor get the prefill discount.
+        let session = self
+            .sessions_on()
+            .then(|| Session::of(request, clusters))
+            .flatten();
+        if let Some(Session {
+            last: Some(last), ..
+        }) = session
+        {
+            super::session::lead_group(&mut scratch.members, last);
+        }
+        let keeps_affinity = session.is_none_or(Session::keeps_affinity);
+        let (affinity_scale, affinity_wait_ms) = if keeps_affinity {
+            (
+                s.cache_affinity_input_tokens_scale,
+                s.cache_affinity_wait_ms,
+            )
+        } else {
+            (1.0, 0)
+        };
         if group_size == 0 {
             // B: affinity not active.
             all(scratch);
@@ -96,7 +138,7 @@ impl WaitAndWiden {
 
         // A.1: the group, at the affinity prefill scale, clock since arrival.
         let group = bucket::select(
-            &phase(s.cache_affinity_input_tokens_scale, elapsed_ms),
+            &phase(affinity_scale, elapsed_ms),
             request,
             clusters,
             &scratch.members,
@@ -107,7 +149,7 @@ impl WaitAndWiden {
             return finish(group, 1);
         }
         // A.2: always wait until X, even when the group is unavailable.
-        let x = Duration::from_millis(s.cache_affinity_wait_ms);
+        let x = Duration::from_millis(affinity_wait_ms);
         if request.elapsed < x {
             let until_x = x - request.elapsed;
             return Decision::Wait(min_wait(group.wait(), Some(until_x)).unwrap_or(until_x));

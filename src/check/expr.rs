@@ -3,11 +3,11 @@
 //! problem in that order so the first error is the one stargate returns.
 
 use super::lower::{build_policy, field_of_builder_error};
-use super::schema::{algorithm_list, get, set, Field, Typed};
+use super::schema::{algorithm_list, is_set, set, Field, Typed};
 use super::suggest::{algorithm_suggestion, did_you_mean};
 use super::value::{check_expression_range, type_value};
 use crate::diag::{Code, Diagnostic, Span};
-use crate::ir::{Algorithm, AlgorithmConfig, NameMatch, Policy};
+use crate::ir::{Algorithm, AlgorithmConfig, NameMatch, Policy, Target};
 use crate::syntax::ast::{Arg, Expr};
 
 /// Where an expression comes from: the parameter table differs slightly.
@@ -90,10 +90,12 @@ fn canonical(name: &str) -> &'static str {
 
 /// Checks an expression: method, base (`base_of` is `None` for an
 /// unavailable algorithm), parameters, bound pairing, builder; appends every
-/// diagnostic. `None` only when the method is unknown.
+/// diagnostic. `None` only when the method is unknown. `target` is the
+/// stargate state the expression is checked and built for.
 pub fn check_expr(
     expr: &Expr,
     context: Context,
+    target: Target,
     base_of: &dyn Fn(Algorithm) -> Option<AlgorithmConfig>,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Checked> {
@@ -114,8 +116,16 @@ pub fn check_expr(
     let mut set_by_expression = Vec::with_capacity(expr.args.len());
     let mut set_args: Vec<(Field, &Arg)> = Vec::with_capacity(expr.args.len());
     for arg in &expr.args {
-        if let Some((field, value)) = check_arg(arg, alg, context, diags) {
-            set(&mut config.fields, field, value);
+        if let Some((field, value)) = check_arg(arg, alg, context, target, diags) {
+            if let Err(refused) = set(&mut config.fields, field, value) {
+                // check_arg types the value by the field's kind.
+                diags.push(Diagnostic::new(
+                    Code::InvalidValue,
+                    arg.value.span,
+                    refused.to_string(),
+                ));
+                continue;
+            }
             set_by_expression.push(field);
             set_args.push((field, arg));
         }
@@ -141,7 +151,7 @@ pub fn check_expr(
     }
     let errors_now = diags.iter().filter(|d| d.is_error()).count();
     let policy = if errors_now == errors_before {
-        match build_policy(&config) {
+        match build_policy(&config, target) {
             Ok(policy) => Some(policy),
             Err(message) => {
                 let span = field_of_builder_error(&config, &message)
@@ -154,7 +164,7 @@ pub fn check_expr(
     } else {
         None
     };
-    warn_semantics(alg, &config, &set_args, expr.span, diags);
+    warn_semantics(alg, target, &config, &set_args, expr.span, diags);
     Some(Checked {
         base,
         config,
@@ -168,6 +178,7 @@ fn check_arg(
     arg: &Arg,
     alg: Algorithm,
     context: Context,
+    target: Target,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<(Field, Typed)> {
     let name = arg.name.node.as_str();
@@ -190,6 +201,12 @@ fn check_arg(
         diags.push(d);
         return None;
     };
+    // A field of another stargate target: its own diagnostic, whatever
+    // the algorithm (the target's stargate does not know the field).
+    if !field.accepted_by(target) {
+        diags.push(not_in_target(field, target, arg.name.span));
+        return None;
+    }
     let algorithms = context.algorithms(field);
     if !algorithms.contains(&alg) {
         diags.push(
@@ -224,9 +241,29 @@ fn check_arg(
     Some((field, value))
 }
 
+/// `not_in_target`: `field` exists, but not in the stargate `target` the
+/// input is checked for; the help names the targets that accept it.
+pub fn not_in_target(field: Field, target: Target, span: Span) -> Diagnostic {
+    let accepted: Vec<&str> = field.targets().iter().map(|t| t.name()).collect();
+    Diagnostic::new(
+        Code::NotInTarget,
+        span,
+        format!(
+            "{} is not accepted by stargate target {target}",
+            field.name()
+        ),
+    )
+    .with_help(format!(
+        "accepted by stargate target {} (choose it with `--stargate {}`)",
+        accepted.join(", "),
+        accepted.last().copied().unwrap_or_default()
+    ))
+}
+
 /// Legal but surprising settings (docs/contract.md 3).
 fn warn_semantics(
     alg: Algorithm,
+    target: Target,
     config: &AlgorithmConfig,
     set_args: &[(Field, &Arg)],
     whole: Span,
@@ -249,7 +286,7 @@ fn warn_semantics(
         Field::FallbackMaxQueued,
     ];
     if let Some(span) = span_of(&waits) {
-        if let Some(d) = no_queue_slo(alg, &config.fields, span) {
+        if let Some(d) = no_queue_slo(alg, target, &config.fields, span) {
             diags.push(d);
         }
     }
@@ -279,9 +316,12 @@ pub fn floor_above_ceil(
     }
 }
 
-/// `no_queue_slo` for PWW wait/overflow fields without both bounds.
+/// `no_queue_slo` for PWW wait/overflow fields without both bounds, where
+/// the premise holds: only the `widening` target has the shortcut that
+/// makes those fields act only when the primary is ineligible.
 pub fn no_queue_slo(
     alg: Algorithm,
+    target: Target,
     fields: &crate::ir::FieldSet,
     span: Span,
 ) -> Option<Diagnostic> {
@@ -293,8 +333,9 @@ pub fn no_queue_slo(
         Field::FallbackMaxQueued,
     ]
     .into_iter()
-    .any(|f| get(fields, f).is_some());
-    (alg == Algorithm::PulsarWaitAndWiden && sets_waits && !has_slo).then(|| {
+    .any(|f| is_set(fields, f));
+    let shortcut = target.has_no_queue_slo_shortcut();
+    (alg == Algorithm::PulsarWaitAndWiden && shortcut && sets_waits && !has_slo).then(|| {
         Diagnostic::new(
             Code::NoQueueSlo,
             span,

@@ -4,14 +4,21 @@
 use super::schema::{configured, configured_iter, Field};
 use crate::ir::{
     Admission, Algorithm, AlgorithmConfig, BucketSettings, FieldSet, Policy, PowerOfNSettings,
-    PulsarSettings, PulsarWaitAndWidenSettings, Settings, WaitAndWidenSettings, IR_VERSION,
+    PulsarSettings, PulsarWaitAndWidenSettings, Settings, Target, WaitAndWidenSettings, IR_VERSION,
 };
 
-/// Resolves a configured algorithm; the error names the offending field.
-pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
+/// Whether stargate at `target` parses `field` in `alg`'s detailed object:
+/// a field of a later target is as unknown to it as any other.
+fn parses(field: Field, alg: Algorithm, target: Target) -> bool {
+    field.json_algorithms().contains(&alg) && field.accepted_by(target)
+}
+
+/// Resolves a configured algorithm for `target`; the error names the
+/// offending field.
+pub fn build_policy(config: &AlgorithmConfig, target: Target) -> Result<Policy, String> {
     let alg = config.algorithm;
     let f = &config.fields;
-    let unsupported = |field: &Field| !field.json_algorithms().contains(&alg);
+    let unsupported = |field: &Field| !parses(*field, alg, target);
     if configured_iter(f).any(|field| unsupported(&field)) {
         let mut unsupported: Vec<&str> = configured_iter(f)
             .filter(unsupported)
@@ -77,6 +84,7 @@ pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
                 .filter(|k| *k > 0),
             cache_affinity_input_tokens_scale: scale(f)?,
             cache_affinity_wait_ms: f.cache_affinity_wait_ms.unwrap_or(0),
+            last_cluster_affinity: f.last_cluster_affinity.unwrap_or(false),
             bucket: bucket(f),
         }),
         Algorithm::PulsarWaitAndWiden => {
@@ -92,13 +100,17 @@ pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
                 cache_affinity_input_tokens_scale: scale(f)?,
                 cache_affinity_wait_ms: wait,
                 band_widen_interval_ms: f.band_widen_interval_ms.unwrap_or(wait),
+                band_widen_interval_is_default: f.band_widen_interval_ms.is_none(),
                 fallback_max_queued: f.fallback_max_queued.unwrap_or(0),
+                last_cluster_affinity: f.last_cluster_affinity.unwrap_or(false),
+                no_queue_slo_shortcut: target.has_no_queue_slo_shortcut(),
                 bucket: bucket(f),
             })
         }
     };
     Ok(Policy {
         version: IR_VERSION,
+        stargate: target,
         algorithm: alg,
         admission,
         settings,
@@ -132,12 +144,12 @@ fn bucket(f: &FieldSet) -> BucketSettings {
 /// Every refusal of the builder, in the order [`build_policy`] checks them
 /// (so the first is its error), each with the field it names. `lb-config.json`
 /// checking reports them all; the builder stops at the first.
-pub fn builder_errors(config: &AlgorithmConfig) -> Vec<(Option<Field>, String)> {
+pub fn builder_errors(config: &AlgorithmConfig, target: Target) -> Vec<(Option<Field>, String)> {
     let alg = config.algorithm;
     let f = &config.fields;
     let mut out = Vec::new();
     let mut unsupported: Vec<Field> = configured_iter(f)
-        .filter(|field| !field.json_algorithms().contains(&alg))
+        .filter(|field| !parses(*field, alg, target))
         .collect();
     if !unsupported.is_empty() {
         unsupported.sort_unstable_by_key(|f| f.name());
@@ -211,21 +223,24 @@ mod tests {
             (Field::SampleCount, Typed::Unsigned(65)),
             (Field::CacheAffinityInputTokensScale, Typed::Decimal(2.0)),
             (Field::Seed, Typed::Text("s".into())),
+            (Field::LastClusterAffinity, Typed::Bool(false)),
         ];
         for alg in Algorithm::ALL {
             for mask in 0..(1u32 << refused.len()) {
                 let mut config = AlgorithmConfig::named(alg);
                 for (i, (field, value)) in refused.iter().enumerate() {
                     if mask & (1 << i) != 0 {
-                        set(&mut config.fields, *field, value.clone());
+                        set(&mut config.fields, *field, value.clone()).unwrap();
                     }
                 }
-                let all = builder_errors(&config);
-                assert_eq!(
-                    all.first().map(|(_, m)| m.clone()),
-                    build_policy(&config).err(),
-                    "{alg} {mask:b}"
-                );
+                for target in Target::ALL {
+                    let all = builder_errors(&config, target);
+                    assert_eq!(
+                        all.first().map(|(_, m)| m.clone()),
+                        build_policy(&config, target).err(),
+                        "{alg} {mask:b} {target}"
+                    );
+                }
             }
         }
     }

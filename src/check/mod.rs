@@ -13,36 +13,60 @@ mod suppress;
 pub(crate) mod value;
 
 use crate::diag::{Code, Diagnostic, Report, Span};
-use crate::ir::{Algorithm, AlgorithmConfig, Definition, Policy, RouteTable};
+use crate::ir::{Algorithm, AlgorithmConfig, Definition, Policy, RouteTable, Target};
 pub use expr::Checked;
 use expr::{check_expr, Context};
 use std::sync::{Arc, LazyLock};
 
 pub use explain::{implications, provenance, Implication};
 pub(crate) use routes::shadowed_allow;
-pub use routes::{check_route_ast, check_route_file};
+pub use routes::{check_route_ast, check_route_ast_for, check_route_file, check_route_file_for};
 pub use suggest::did_you_mean;
 pub use suppress::{
     apply_route_file_suppressions, route_file_suppressions, FORM as SUPPRESSION_FORM,
 };
 
 /// The start-up builder: resolves defaults and normalisations of a
-/// configured algorithm (docs/stargate.md 4.3). The error message
-/// names the offending field.
+/// configured algorithm (docs/stargate.md 4.3) for the newest stargate.
+/// The error message names the offending field.
 pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
-    lower::build_policy(config)
+    lower::build_policy(config, Target::NEWEST)
 }
 
-/// The permissive default route table (no configuration file). A fresh
-/// table each call: routers built from it must not share definitions.
+/// [`build_policy`] for the stargate `target`: a field the target does
+/// not accept is as unsupported as any other.
+pub fn build_policy_for(config: &AlgorithmConfig, target: Target) -> Result<Policy, String> {
+    lower::build_policy(config, target)
+}
+
+/// The permissive default route table (no configuration file) for the
+/// newest stargate. A fresh table each call: routers built from it must
+/// not share definitions.
 pub fn permissive_table() -> RouteTable {
-    RouteTable::permissive(|c| build_policy(c).expect("default settings always build"))
+    permissive_table_for(Target::NEWEST)
 }
 
-/// The permissive table for checking only: built once, since checking an
+/// The permissive default route table for the stargate `target`.
+pub fn permissive_table_for(target: Target) -> RouteTable {
+    RouteTable::permissive(|c| build_policy_for(c, target).expect("default settings always build"))
+}
+
+/// The stargate target a table was built for: its definitions' (the
+/// default definition always exists).
+pub fn table_target(table: &RouteTable) -> Target {
+    table.default.policy.stargate
+}
+
+/// The permissive tables for checking only: built once, since checking an
 /// expression without a table must not pay for building every default
-/// policy. Definitions compiled against it are copies, never shared.
-static PERMISSIVE: LazyLock<RouteTable> = LazyLock::new(permissive_table);
+/// policy. Definitions compiled against them are copies, never shared.
+static PERMISSIVE: LazyLock<[RouteTable; 2]> =
+    LazyLock::new(|| Target::ALL.map(permissive_table_for));
+
+/// The shared permissive table of `target`.
+fn shared_permissive(target: Target) -> &'static RouteTable {
+    &PERMISSIVE[target as usize]
+}
 
 /// The definition a method resolves to for `model` (4.4); `model: None` is
 /// a model without an entry.
@@ -88,7 +112,8 @@ fn check_text(
         }
     };
     let base_of = |a: Algorithm| resolve_base(table, model, a).map(|d| d.config.clone());
-    let checked = check_expr(&expr, Context::Request, &base_of, diags)?;
+    let target = table_target(table);
+    let checked = check_expr(&expr, Context::Request, target, &base_of, diags)?;
     // A method-only value is the configured definition itself (shared state).
     let same = expr
         .args
@@ -169,18 +194,33 @@ pub fn check_request_ast(
 ) -> (Option<Checked>, Vec<Diagnostic>) {
     let base_of = |a: Algorithm| resolve_base(table, model, a).map(|d| d.config.clone());
     let mut diags = Vec::new();
-    let checked = check_expr(expr, Context::Request, &base_of, &mut diags);
+    let target = table_target(table);
+    let checked = check_expr(expr, Context::Request, target, &base_of, &mut diags);
     (checked, diags)
 }
 
 /// Compiles an expression (either form) with every diagnostic, against
-/// `table` and `model` when given, else the permissive default.
+/// `table` and `model` when given (for the table's stargate target), else
+/// the newest stargate's permissive default.
 pub fn check_expression(
     source_name: &str,
     text: &str,
     table: Option<&RouteTable>,
     model: Option<&str>,
 ) -> (Option<Definition>, Report) {
+    check_expression_for(source_name, text, table, model, Target::NEWEST)
+}
+
+/// [`check_expression`] for the stargate `target` when no table is given
+/// (a table carries its own target).
+pub fn check_expression_for(
+    source_name: &str,
+    text: &str,
+    table: Option<&RouteTable>,
+    model: Option<&str>,
+    target: Target,
+) -> (Option<Definition>, Report) {
+    let table = table.unwrap_or_else(|| shared_permissive(target));
     let (compiled, report) = compile_with_report(source_name, text, table, model);
     (compiled.map(|(definition, _)| definition), report)
 }
@@ -214,6 +254,18 @@ pub fn explain_expression(
     table: Option<&RouteTable>,
     model: Option<&str>,
 ) -> (Option<Explanation>, Report) {
+    explain_expression_for(source_name, text, table, model, Target::NEWEST)
+}
+
+/// [`explain_expression`] for the stargate `target` when no table is given.
+pub fn explain_expression_for(
+    source_name: &str,
+    text: &str,
+    table: Option<&RouteTable>,
+    model: Option<&str>,
+    target: Target,
+) -> (Option<Explanation>, Report) {
+    let table = table.unwrap_or_else(|| shared_permissive(target));
     let (compiled, report) = compile_with_report(source_name, text, table, model);
     let explanation = compiled.map(|(definition, checked)| Explanation {
         provenance: provenance(&definition.policy, &checked),
@@ -228,10 +280,9 @@ pub fn explain_expression(
 fn compile_with_report(
     source_name: &str,
     text: &str,
-    table: Option<&RouteTable>,
+    table: &RouteTable,
     model: Option<&str>,
 ) -> (Option<(Definition, Checked)>, Report) {
-    let table = table.unwrap_or(&PERMISSIVE);
     let mut report = Report::new(source_name, text);
     let result = check_text(text, table, model, false, &mut report.diagnostics);
     let compiled = result.and_then(|(mut checked, same)| {

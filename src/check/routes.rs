@@ -3,17 +3,28 @@
 
 use super::expr::{check_expr, Checked, Context};
 use crate::diag::{Code, Diagnostic, Report, Span};
-use crate::ir::{Algorithm, AlgorithmConfig, Definition, ModelEntry, RouteTable, IR_VERSION};
+use crate::ir::{
+    Algorithm, AlgorithmConfig, Definition, ModelEntry, RouteTable, Target, IR_VERSION,
+};
 use crate::syntax::ast::{Allow, Expr, Item, RouteFile};
 use indexmap::IndexMap;
 use std::sync::Arc;
 
-/// Checks and lowers a route file (`*.routes`).
+/// Checks and lowers a route file (`*.routes`) for the newest stargate.
 pub fn check_route_file(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {
+    check_route_file_for(source_name, text, Target::NEWEST)
+}
+
+/// Checks and lowers a route file for the stargate `target`.
+pub fn check_route_file_for(
+    source_name: &str,
+    text: &str,
+    target: Target,
+) -> (Option<RouteTable>, Report) {
     let mut report = Report::new(source_name, text);
     let (file, syntax_errors) = crate::syntax::parse_route_file(text);
     report.diagnostics.extend(syntax_errors);
-    let table = check_route_ast(&file, &mut report.diagnostics);
+    let table = check_route_ast_for(&file, target, &mut report.diagnostics);
     // Suppression comments (`# routex: allow(CODE) -- reason`) are part of
     // the route-file language: every reader of the file honours them.
     super::suppress::apply_route_file_suppressions(&mut report, &file);
@@ -31,9 +42,9 @@ fn expr_end(expr: &Expr) -> usize {
     }
 }
 
-fn check_one(expr: &Expr, diags: &mut Vec<Diagnostic>) -> Option<Checked> {
+fn check_one(expr: &Expr, target: Target, diags: &mut Vec<Diagnostic>) -> Option<Checked> {
     let base_of = |a: Algorithm| Some(AlgorithmConfig::named(a));
-    check_expr(expr, Context::RouteFile, &base_of, diags)
+    check_expr(expr, Context::RouteFile, target, &base_of, diags)
 }
 
 fn definition(checked: &Checked) -> Option<Arc<Definition>> {
@@ -56,9 +67,10 @@ fn add_allow(
     allow: &Allow,
     scope: &str,
     own: Option<Algorithm>,
+    target: Target,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let Some(checked) = check_one(&allow.expr, diags) else {
+    let Some(checked) = check_one(&allow.expr, target, diags) else {
         return;
     };
     let alg = checked.config.algorithm;
@@ -101,8 +113,18 @@ fn complete(map: Allowed) -> Option<IndexMap<Algorithm, Arc<Definition>>> {
     map.into_iter().map(|(a, d)| d.map(|d| (a, d))).collect()
 }
 
-/// Lowers a parsed route file; `None` when any entry has an error.
+/// Lowers a parsed route file for the newest stargate; `None` when any
+/// entry has an error.
 pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<RouteTable> {
+    check_route_ast_for(file, Target::NEWEST, diags)
+}
+
+/// Lowers a parsed route file for the stargate `target`.
+pub fn check_route_ast_for(
+    file: &RouteFile,
+    target: Target,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<RouteTable> {
     let errors_before = diags.iter().filter(|d| d.is_error()).count();
     let mut default: Option<Option<Arc<Definition>>> = None;
     let mut top = Allowed::new();
@@ -110,7 +132,7 @@ pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<
     for item in file.items.iter() {
         match item {
             Item::Default { expr, span } => {
-                let checked = check_one(expr, diags);
+                let checked = check_one(expr, target, diags);
                 if default.is_some() {
                     diags.push(
                         Diagnostic::new(
@@ -124,19 +146,19 @@ pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<
                 }
                 default = Some(checked.as_ref().and_then(definition));
             }
-            Item::Allow(allow) => add_allow(&mut top, allow, "the top level", None, diags),
+            Item::Allow(allow) => add_allow(&mut top, allow, "the top level", None, target, diags),
             Item::Model {
                 id,
                 expr,
                 allows: model_allows,
                 ..
             } => {
-                let checked = check_one(expr, diags);
+                let checked = check_one(expr, target, diags);
                 let scope = format!("model \"{}\"", id.node);
                 let mut scoped = Allowed::new();
                 let own = checked.as_ref().map(|c| c.config.algorithm);
                 for allow in model_allows {
-                    add_allow(&mut scoped, allow, &scope, own, diags);
+                    add_allow(&mut scoped, allow, &scope, own, target, diags);
                 }
                 if models.contains_key(&id.node) {
                     diags.push(
@@ -163,7 +185,7 @@ pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<
         Some(d) => d?,
         None => {
             let config = AlgorithmConfig::named(Algorithm::PowerOfN);
-            let policy = super::build_policy(&config).ok()?;
+            let policy = super::build_policy_for(&config, target).ok()?;
             Arc::new(Definition { config, policy })
         }
     };

@@ -4,7 +4,7 @@
 
 use super::json::{is_integer, Json, JsonNumber, Member, Node};
 use super::read::{Entry, Place, Reader};
-use crate::check::expr::{floor_above_ceil, no_queue_slo};
+use crate::check::expr::{floor_above_ceil, no_queue_slo, not_in_target};
 use crate::check::lower::builder_errors;
 use crate::check::schema::{algorithm_list, set, Field, Kind, Typed};
 use crate::check::suggest::did_you_mean;
@@ -90,10 +90,19 @@ impl Reader<'_> {
                     }
                 }
                 key => match Field::from_name(key) {
-                    Some(field) if field.json_algorithms().contains(&alg) => {
+                    Some(field)
+                        if field.json_algorithms().contains(&alg)
+                            && field.accepted_by(self.target) =>
+                    {
                         if let Some(value) = self.json_value(field, &m.value) {
-                            set(&mut config.fields, field, value);
-                            key_spans.push((field, m.key_span));
+                            match set(&mut config.fields, field, value) {
+                                Ok(()) => key_spans.push((field, m.key_span)),
+                                Err(refused) => self.push(Diagnostic::new(
+                                    Code::InvalidType,
+                                    m.value.span,
+                                    refused.to_string(),
+                                )),
+                            }
                         }
                     }
                     field => rejected.push((m, field)),
@@ -106,7 +115,7 @@ impl Reader<'_> {
                 f.and_then(|f| key_spans.iter().find(|(k, _)| *k == f))
                     .map_or(alg_member.value.span, |(_, s)| *s)
             };
-            for (field, message) in builder_errors(&config) {
+            for (field, message) in builder_errors(&config, self.target) {
                 self.push(Diagnostic::new(Code::InvalidValue, span_of(field), message));
             }
             self.warn(alg, &config, &key_spans);
@@ -128,7 +137,7 @@ impl Reader<'_> {
         let mut stargate = Some(names.join(", "));
         let candidates: Vec<&str> = Field::ALL
             .into_iter()
-            .filter(|f| f.json_algorithms().contains(&alg))
+            .filter(|f| f.json_algorithms().contains(&alg) && f.accepted_by(self.target))
             .map(Field::name)
             .chain(["algorithm", "request_algorithms"])
             .collect();
@@ -136,6 +145,12 @@ impl Reader<'_> {
             let keys = stargate.take().unwrap_or_else(|| m.key.clone());
             let message = format!("{alg} config does not support field(s): {keys}");
             let d = match field {
+                // Known to another stargate target: its own code, the
+                // message stargate at this target prints.
+                Some(f) if !f.accepted_by(self.target) => {
+                    let d = not_in_target(*f, self.target, m.key_span);
+                    Diagnostic { message, ..d }
+                }
                 Some(f) => {
                     Diagnostic::new(Code::UnsupportedField, m.key_span, message).with_help(format!(
                         "{} applies to: {}",
@@ -176,14 +191,7 @@ impl Reader<'_> {
             )
             .with_help(takes())
         };
-        let nullable = matches!(
-            field,
-            Field::MaxInputWorkSeconds
-                | Field::MaxQueueTimeFloorMs
-                | Field::MaxQueueTimeCeilMs
-                | Field::CacheAffinityBackendSelectionCount
-                | Field::BandWidenIntervalMs
-        );
+        let nullable = field.spec().nullable;
         let typed = match (&node.value, field.kind()) {
             // serde reads `null` as "unset" for optional fields.
             (Json::Null, _) if nullable => return None,
@@ -331,7 +339,7 @@ impl Reader<'_> {
         ]
         .into_iter()
         .find_map(span_of);
-        if let Some(d) = wait_key.and_then(|span| no_queue_slo(alg, f, span)) {
+        if let Some(d) = wait_key.and_then(|span| no_queue_slo(alg, self.target, f, span)) {
             self.push(d);
         }
     }

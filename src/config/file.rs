@@ -60,9 +60,17 @@ pub fn read_source(path: &Path) -> Result<String, LoadError> {
 /// else as lb-config.json). On success the report carries the warnings,
 /// which an embedder may log; any error is [`LoadError::Invalid`].
 pub fn load_table_path(path: impl AsRef<Path>) -> Result<(RouteTable, Report), LoadError> {
+    load_table_path_for(path, crate::ir::Target::NEWEST)
+}
+
+/// [`load_table_path`] for the stargate `target`.
+pub fn load_table_path_for(
+    path: impl AsRef<Path>,
+    target: crate::ir::Target,
+) -> Result<(RouteTable, Report), LoadError> {
     let path = path.as_ref();
     let text = read_source(path)?;
-    let (table, report) = super::load_table(&path.to_string_lossy(), &text);
+    let (table, report) = super::load_table_for(&path.to_string_lossy(), &text, target);
     match table {
         Some(table) if !report.has_errors() => Ok((table, report)),
         _ => Err(LoadError::Invalid(Box::new(report))),

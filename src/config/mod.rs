@@ -10,11 +10,11 @@ mod read;
 mod write;
 
 use crate::diag::{Code, Diagnostic, Report};
-use crate::ir::RouteTable;
+use crate::ir::{RouteTable, Target};
 
 pub use file::io_reason as file_io_reason;
-pub use file::{load_table_path, read_source, LoadError, MAX_INPUT_BYTES};
-pub use read::check_lb_config;
+pub use file::{load_table_path, load_table_path_for, read_source, LoadError, MAX_INPUT_BYTES};
+pub use read::{check_lb_config, check_lb_config_for};
 pub use write::{entry_json, expression_text};
 
 /// Whether a JSON text is meant as an lb-config.json, judged by content:
@@ -57,21 +57,36 @@ pub fn names_routex_schema(value: &str) -> bool {
 }
 
 /// Loads a route table from either format: `*.routes` as a route file,
-/// anything else as lb-config.json.
+/// anything else as lb-config.json; for the newest stargate.
 pub fn load_table(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {
+    load_table_for(source_name, text, Target::NEWEST)
+}
+
+/// [`load_table`] for the stargate `target`.
+pub fn load_table_for(
+    source_name: &str,
+    text: &str,
+    target: Target,
+) -> (Option<RouteTable>, Report) {
     if source_name.ends_with(".routes") {
-        crate::check::check_route_file(source_name, text)
+        crate::check::check_route_file_for(source_name, text, target)
     } else {
-        check_lb_config(source_name, text)
+        check_lb_config_for(source_name, text, target)
     }
 }
 
-/// `routex build`: a route file's text to lb-config.json text.
+/// `routex build`: a route file's text to lb-config.json text, for the
+/// newest stargate.
 pub fn build(source_name: &str, text: &str) -> (Option<String>, Report) {
+    build_for(source_name, text, Target::NEWEST)
+}
+
+/// [`build`] for the stargate `target`.
+pub fn build_for(source_name: &str, text: &str, target: Target) -> (Option<String>, Report) {
     let mut report = Report::new(source_name, text);
     let (file, syntax_errors) = crate::syntax::parse_route_file(text);
     report.diagnostics.extend(syntax_errors);
-    let table = crate::check::check_route_ast(&file, &mut report.diagnostics);
+    let table = crate::check::check_route_ast_for(&file, target, &mut report.diagnostics);
     // stargate's `default` is a bare name: settings cannot be carried.
     for item in &file.items {
         if let crate::syntax::ast::Item::Default { expr, .. } = item {
@@ -99,9 +114,15 @@ pub fn build(source_name: &str, text: &str) -> (Option<String>, Report) {
     (json, report)
 }
 
-/// `routex import`: an lb-config.json text to route-file text.
+/// `routex import`: an lb-config.json text to route-file text, for the
+/// newest stargate.
 pub fn import(source_name: &str, text: &str) -> (Option<String>, Report) {
-    let (table, mut report) = check_lb_config(source_name, text);
+    import_for(source_name, text, Target::NEWEST)
+}
+
+/// [`import`] for the stargate `target`.
+pub fn import_for(source_name: &str, text: &str, target: Target) -> (Option<String>, Report) {
+    let (table, mut report) = check_lb_config_for(source_name, text, target);
     if let Some(t) = &table {
         report.diagnostics.extend(locate::inexpressible(t, text));
     }

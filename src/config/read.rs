@@ -8,7 +8,7 @@ use crate::check::schema::algorithm_list;
 use crate::check::suggest::{algorithm_suggestion, did_you_mean};
 use crate::diag::{Code, Diagnostic, Report, Span};
 use crate::ir::{
-    Algorithm, AlgorithmConfig, Definition, ModelEntry, NameMatch, RouteTable, IR_VERSION,
+    Algorithm, AlgorithmConfig, Definition, ModelEntry, NameMatch, RouteTable, Target, IR_VERSION,
 };
 use indexmap::IndexMap;
 use std::collections::HashSet;
@@ -16,12 +16,22 @@ use std::sync::Arc;
 
 const TOP_LEVEL: [&str; 3] = ["default", "request_algorithms", "models"];
 
-/// Checks and lowers an lb-config.json text.
+/// Checks and lowers an lb-config.json text for the newest stargate.
 pub fn check_lb_config(source_name: &str, text: &str) -> (Option<RouteTable>, Report) {
+    check_lb_config_for(source_name, text, Target::NEWEST)
+}
+
+/// Checks and lowers an lb-config.json text for the stargate `target`.
+pub fn check_lb_config_for(
+    source_name: &str,
+    text: &str,
+    target: Target,
+) -> (Option<RouteTable>, Report) {
     let mut report = Report::new(source_name, text);
     let mut reader = Reader {
         diags: &mut report.diagnostics,
         errors: 0,
+        target,
     };
     let table = match parse(text) {
         Ok(root) => reader.top_level(&root),
@@ -48,6 +58,8 @@ pub(super) struct Reader<'a> {
     /// Errors pushed so far: an entry compares counts before and after
     /// instead of rescanning every diagnostic.
     pub(super) errors: usize,
+    /// The stargate state the file is checked for.
+    pub(super) target: Target,
 }
 
 /// Where a detailed object sits: only a model entry owns request_algorithms.
@@ -130,7 +142,7 @@ impl Reader<'_> {
                 }
             }
         }
-        let default = definition(&AlgorithmConfig::named(default?))?;
+        let default = definition(&AlgorithmConfig::named(default?), self.target)?;
         Some(RouteTable {
             version: IR_VERSION,
             default,
@@ -287,7 +299,7 @@ impl Reader<'_> {
                     .with_help("keep one key per algorithm"),
                 );
             }
-            match (definition(&config), out.as_mut()) {
+            match (definition(&config, self.target), out.as_mut()) {
                 (Some(d), Some(map)) => {
                     map.insert(key_alg, d);
                 }
@@ -315,7 +327,9 @@ impl Reader<'_> {
                 }
                 _ => Some(IndexMap::new()),
             };
-            let built = entry.as_ref().and_then(definition);
+            let built = entry
+                .as_ref()
+                .and_then(|config| definition(config, self.target));
             if !ids.insert(&m.key) {
                 self.push(
                     Diagnostic::new(
@@ -349,8 +363,8 @@ fn canonical_json(name: &str) -> String {
     format!("\"{alg}\"")
 }
 
-pub(super) fn definition(config: &AlgorithmConfig) -> Option<Arc<Definition>> {
-    build_policy(config).ok().map(|policy| {
+pub(super) fn definition(config: &AlgorithmConfig, target: Target) -> Option<Arc<Definition>> {
+    build_policy(config, target).ok().map(|policy| {
         Arc::new(Definition {
             config: config.clone(),
             policy,

@@ -409,7 +409,7 @@ code_table! {
         origin: Routex,
         fixed: None,
         title: "wait and overflow fields that act only when the primary is ineligible",
-        description: "A pulsar-wait-and-widen policy sets `cache_affinity_wait_ms`, `band_widen_interval_ms` or `fallback_max_queued` but no queue SLO (both queue-time bounds). Without the SLO an eligible primary is selected at once, so those fields only act when the primary is ineligible.",
+        description: "`widening` target only. A pulsar-wait-and-widen policy sets `cache_affinity_wait_ms`, `band_widen_interval_ms` or `fallback_max_queued` but no queue SLO (both queue-time bounds). In the `widening` state of stargate an eligible primary is then selected at once, so those fields only act when the primary is ineligible. The `sessions` state has no such shortcut (docs/stargate.md 0.1), so the warning does not apply there.",
         help: "Set both `max_queue_time_floor_ms` and `max_queue_time_ceil_ms`, or drop the wait fields.",
     }
     FloorAboveCeil {
@@ -546,5 +546,14 @@ code_table! {
         title: "a line of a trace file cannot be read in the trace's format",
         description: "A trace file the scenario replays cannot be read in its `trace.format`: a line that is not a request of that format (each one a diagnostic at its own file, line and value), or a file that is plainly another format (one diagnostic at its first line, not one per line). The scenario itself gets one `invalid_trace` at `trace.path`, naming the file and the first bad line.",
         help: "Give the trace's format in `trace.format` (`mooncake`, `session-csv` or `session-jsonl`), or fix the lines named.",
+    }
+    NotInTarget {
+        name: "not_in_target",
+        level: Deny,
+        origin: Routex,
+        fixed: Some(REFUSED_AT_START),
+        title: "the field exists in another stargate target than the one chosen",
+        description: "A field exists, but not in the stargate target the input is checked for (`--stargate`, docs/stargate.md 0.1): `last_cluster_affinity` in an lb-config.json or a route file checked for `widening`, whatever the algorithm. That stargate refuses the file at start-up; the message is its own (\"... config does not support field(s): ...\"), the help names the targets that accept the field. A request expression naming the field is `unknown_parameter` in every target: stargate's expression parser does not know it.",
+        help: "Check for the target your stargate runs (`--stargate sessions`), or remove the field when it runs the older state.",
     }
 }

@@ -36,13 +36,18 @@ pub struct Row {
 }
 
 /// The admission fields, then the algorithm's settings, in IR order; a
-/// field without recorded provenance is a default.
+/// field without recorded provenance is a default. IR entries that are no
+/// field (what the stargate target implies, such as
+/// `no_queue_slo_shortcut`) are left to the JSON form.
 pub fn rows(explanation: &Explanation) -> Vec<Row> {
     let policy = serde_json::to_value(&explanation.definition.policy).unwrap_or(Value::Null);
     let mut rows = Vec::new();
     for group in ["admission", "settings"] {
         if let Some(Value::Object(fields)) = policy.get(group) {
             for (field, value) in fields {
+                if crate::ir::Field::from_name(field).is_none() {
+                    continue;
+                }
                 let from = match explanation.implied.get(field) {
                     Some(implication) => implied_by(implication),
                     None => provenance_name(

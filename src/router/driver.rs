@@ -305,6 +305,16 @@ impl<'r, B: Engine> Routing<'r, B> {
                 )?);
             }
             let resolved = self.resolved.as_ref().expect("resolved above");
+            // Classified once, on the first attempt's candidates; every
+            // retry and timed wait reuses it (docs/stargate.md 3.10).
+            let request = match request.session {
+                None if self.decisions == 0 => {
+                    let session = resolved.instance().classify(&request, snapshots);
+                    self.request.request.session = session;
+                    Request { session, ..request }
+                }
+                _ => request,
+            };
             self.decisions = self.decisions.saturating_add(1);
             let decision =
                 resolved.decide(&request, snapshots, &mut worker.rng, &mut worker.scratch)?;

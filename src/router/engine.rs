@@ -1,7 +1,9 @@
 //! What the router needs from a balancer instance. The real one is
 //! [`Balancer`]; tests substitute engines that count instances or block.
 
-use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
+use crate::balancer::{
+    Balancer, ClusterSnapshot, Decision, Request, Scratch, SessionCounts, SessionState,
+};
 use crate::ir::Policy;
 use rand::RngCore;
 
@@ -21,6 +23,23 @@ pub trait Engine: Send + Sync + 'static {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision;
+
+    /// Classifies the request's session once, on its first attempt
+    /// (docs/stargate.md 3.10); `None` when the instance does not.
+    fn classify(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+    ) -> Option<SessionState> {
+        let _ = (request, clusters);
+        None
+    }
+
+    /// The instance's session-selection counts, once it classified a
+    /// request (docs/stargate.md 3.10).
+    fn session_selections(&self) -> Option<SessionCounts> {
+        None
+    }
 }
 
 impl Engine for Balancer {
@@ -36,5 +55,17 @@ impl Engine for Balancer {
         scratch: &mut Scratch,
     ) -> Decision {
         Balancer::decide(self, request, clusters, rng, scratch)
+    }
+
+    fn classify(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+    ) -> Option<SessionState> {
+        Balancer::classify(self, request, clusters)
+    }
+
+    fn session_selections(&self) -> Option<SessionCounts> {
+        Balancer::session_selections(self)
     }
 }

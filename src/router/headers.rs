@@ -6,7 +6,7 @@
 
 use super::rejection::{Rejection, RejectionCode};
 use super::request::{header_text, RouteRequest};
-use crate::balancer::Request;
+use crate::balancer::{Request, SessionState};
 
 /// Header names, as stargate spells them (lower case, as HTTP/2 and most
 /// header maps store them).
@@ -19,6 +19,31 @@ pub const REQUEST_SLO_MS: &str = "x-request-slo-ms";
 pub const MAX_WAIT_MS: &str = "x-max-wait-ms";
 pub const CACHE_AFFINITY_KEY: &str = "x-cache-affinity-key";
 pub const ROUTING_METHOD: &str = "x-routing-method";
+/// The session's last cluster, as the gateway remembers it
+/// (docs/stargate.md 3.10).
+pub const LAST_CLUSTER_ID: &str = "x-stargate-last-cluster-id";
+/// The cluster that served a response; stargate adds it to every proxied
+/// response, and the gateway learns sessions' last clusters from it.
+pub const CLUSTER_ID: &str = "x-stargate-cluster-id";
+
+/// The longest `x-stargate-last-cluster-id` value the parser keeps; a
+/// longer one classifies the request as stale (the gateway never sends
+/// an id over 256 bytes, docs/stargate.md 3.10).
+pub const MAX_LAST_CLUSTER_ID_BYTES: usize = 256;
+
+/// `x-stargate-last-cluster-id` as read: never a reason to reject.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LastClusterHint<'a> {
+    /// Absent or blank: a new session.
+    #[default]
+    Absent,
+    /// A cluster id (trimmed, visible ASCII, at most
+    /// [`MAX_LAST_CLUSTER_ID_BYTES`]).
+    Id(&'a str),
+    /// A value the parser does not keep (not visible ASCII text, or
+    /// longer than the bound): a stale session.
+    Unreadable,
+}
 
 /// The routing inputs of one request, borrowed from its headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +67,8 @@ pub struct RequestHeaders<'a> {
     pub max_wait_ms: Option<u64>,
     /// `x-routing-method`, raw: the router checks it (docs/stargate.md 5.5).
     pub routing_method: Option<&'a [u8]>,
+    /// `x-stargate-last-cluster-id` (docs/stargate.md 3.10).
+    pub last_cluster_id: LastClusterHint<'a>,
 }
 
 impl<'a> RequestHeaders<'a> {
@@ -65,6 +92,7 @@ impl<'a> RequestHeaders<'a> {
             request_slo_ms: optional_number(REQUEST_SLO_MS, get(REQUEST_SLO_MS), U64)?,
             max_wait_ms: optional_number(MAX_WAIT_MS, get(MAX_WAIT_MS), U64)?,
             routing_method: get(ROUTING_METHOD),
+            last_cluster_id: last_cluster_hint(get(LAST_CLUSTER_ID)),
         })
     }
 
@@ -85,6 +113,13 @@ impl<'a> RequestHeaders<'a> {
                 input_tokens: Some(self.input_tokens),
                 priority: self.priority,
                 request_slo_ms: self.request_slo_ms,
+                last_cluster_id: match self.last_cluster_id {
+                    LastClusterHint::Id(id) => Some(id),
+                    _ => None,
+                },
+                // A hint the parser did not keep names no candidate.
+                session: (self.last_cluster_id == LastClusterHint::Unreadable)
+                    .then_some(SessionState::Stale),
                 ..Request::default()
             },
             routing_method: self.routing_method,
@@ -113,6 +148,19 @@ fn required_text<'a>(name: &str, value: Option<&'a [u8]>) -> Result<&'a str, Rej
     match text.trim() {
         "" => Err(invalid(name, "is blank")),
         trimmed => Ok(trimmed),
+    }
+}
+
+/// The hint: blank is no hint; what is not kept is unreadable, never an
+/// error.
+fn last_cluster_hint(value: Option<&[u8]>) -> LastClusterHint<'_> {
+    let Some(value) = value else {
+        return LastClusterHint::Absent;
+    };
+    match header_text(value).map(str::trim) {
+        Some("") => LastClusterHint::Absent,
+        Some(id) if id.len() <= MAX_LAST_CLUSTER_ID_BYTES => LastClusterHint::Id(id),
+        _ => LastClusterHint::Unreadable,
     }
 }
 

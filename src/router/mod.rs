@@ -38,6 +38,7 @@ mod rejection;
 mod reload;
 mod request;
 mod runtime;
+mod sessions;
 mod shared_view;
 mod state;
 mod stats;
@@ -52,7 +53,9 @@ pub use counters::{CounterSnapshot, Event, WaitHistogram, WAIT_BUCKETS};
 pub use driver::{Driver, Routed, Routing};
 pub use engine::Engine;
 pub use exclusions::{Exclusions, INLINE_EXCLUDED};
-pub use headers::RequestHeaders;
+pub use headers::{
+    LastClusterHint, RequestHeaders, CLUSTER_ID, LAST_CLUSTER_ID, MAX_LAST_CLUSTER_ID_BYTES,
+};
 pub use health::{BackendState, FailureOutcome, HealthOptions, STALE_HEARTBEATS};
 pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
 pub use model_views::ModelViews;
@@ -63,6 +66,7 @@ pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
 pub use reload::Reloaded;
 pub use request::{is_expression, PendingResolution, Resolved, RouteRequest, Source};
 pub use runtime::Router;
+pub use sessions::{SessionSelections, SESSION_SELECTIONS_TOTAL};
 pub use shared_view::{Reservation, SharedView, ViewRead};
 pub use stats::BackendStats;
 pub use view::{BackendRates, CandidateView, ReportError, ReservationId};

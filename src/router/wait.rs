@@ -28,7 +28,8 @@ pub enum SleepKind {
 pub enum Step {
     /// Route to this choice.
     Select(Choice),
-    /// Sleep this long, then decide again.
+    /// Sleep this long, then decide again. A zero duration (after a
+    /// balancer's zero wait) means deciding again at once.
     Sleep(Duration, SleepKind),
     /// Stop with 503.
     GiveUp,
@@ -70,7 +71,10 @@ impl WaitLoop {
             Decision::Wait(d) => {
                 let left = self.wait_deadline.saturating_sub(elapsed);
                 let delay = d.min(RECHECK_PERIOD).min(left);
-                if delay > Duration::ZERO {
+                if delay > Duration::ZERO || (d.is_zero() && !left.is_zero()) {
+                    // A zero wait (a bucket unlocking a hair after the f64
+                    // clock reads it, docs/stargate.md 2.3 item 2) is no wait:
+                    // decide again at once, before the deadline.
                     Step::Sleep(delay, SleepKind::Recheck)
                 } else {
                     self.retry(elapsed, rng)

@@ -15,7 +15,9 @@ mod pulsar;
 mod pww;
 mod review;
 mod review_model;
+mod sessions;
 mod simple;
+mod time;
 mod ww;
 
 use rand::SeedableRng;

@@ -3,6 +3,7 @@
 
 mod build;
 mod docs;
+mod generated;
 mod load_path;
 mod messages;
 mod review;

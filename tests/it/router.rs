@@ -16,6 +16,7 @@ mod rejection;
 mod reload;
 mod resolution;
 mod round_robin;
+mod sessions;
 mod support;
 mod view;
 mod wait;

@@ -4,7 +4,8 @@
 
 use routex::ir::{
     Admission, Algorithm, BucketSettings, Comparator, Policy, PowerOfNSettings, PulsarSettings,
-    PulsarWaitAndWidenSettings, RendezvousWeight, Settings, WaitAndWidenSettings, IR_VERSION,
+    PulsarWaitAndWidenSettings, RendezvousWeight, Settings, Target, WaitAndWidenSettings,
+    IR_VERSION,
 };
 
 pub fn policy(settings: Settings) -> Policy {
@@ -18,6 +19,7 @@ pub fn policy(settings: Settings) -> Policy {
     };
     Policy {
         version: IR_VERSION,
+        stargate: Target::Widening,
         algorithm,
         admission: Admission::default(),
         settings,
@@ -46,11 +48,13 @@ pub fn ww() -> WaitAndWidenSettings {
         cache_affinity_backend_selection_count: None,
         cache_affinity_input_tokens_scale: 1.0,
         cache_affinity_wait_ms: 0,
+        last_cluster_affinity: false,
         bucket: bucket(),
     }
 }
 
-/// PWW defaults (X = 0, S = X, f = 0, k = 1).
+/// PWW defaults (X = 0, S = X, f = 0, k = 1) of the `widening` target
+/// (with the no-queue-SLO shortcut); `sessions` tests turn it off.
 pub fn pww() -> PulsarWaitAndWidenSettings {
     PulsarWaitAndWidenSettings {
         seed: String::new(),
@@ -60,7 +64,10 @@ pub fn pww() -> PulsarWaitAndWidenSettings {
         cache_affinity_input_tokens_scale: 1.0,
         cache_affinity_wait_ms: 0,
         band_widen_interval_ms: 0,
+        band_widen_interval_is_default: true,
         fallback_max_queued: 0,
+        last_cluster_affinity: false,
+        no_queue_slo_shortcut: true,
         bucket: bucket(),
     }
 }

@@ -54,6 +54,39 @@ pub fn request<'a>(tenant: &'a str, key: &'a str) -> RouteRequest<'a> {
     }
 }
 
+/// A route table whose pulsar-wait-and-widen (the base of [`PWW`]) turns
+/// `last_cluster_affinity` on (docs/stargate.md 3.10).
+#[allow(dead_code)]
+pub fn sessions_table() -> routex::ir::RouteTable {
+    let json = r#"{"default": "power-of-n", "request_algorithms": {
+        "pulsar-wait-and-widen": {"algorithm": "pulsar-wait-and-widen", "last_cluster_affinity": true}}}"#;
+    let (table, report) = routex::config::check_lb_config("sessions.json", json);
+    assert!(!report.has_errors(), "{report:?}");
+    table.expect("the sessions table")
+}
+
+/// `requests` with session hints: a third returning (to a cluster spread
+/// over `clusters`), a third stale, a third new.
+#[allow(dead_code)]
+pub fn session_requests<'a>(
+    requests: &[RouteRequest<'a>],
+    clusters: &'a [ClusterSnapshot],
+) -> Vec<RouteRequest<'a>> {
+    requests
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut r = r.clone();
+            r.request.last_cluster_id = match i % 3 {
+                0 => Some(clusters[(i * 7) % clusters.len()].id.as_str()),
+                1 => Some("gone"),
+                _ => None,
+            };
+            r
+        })
+        .collect()
+}
+
 /// The stats report one backend would send for the cluster `c` describes,
 /// with `estimates` as its queue-time estimates by priority.
 pub fn report_of(c: &ClusterSnapshot, estimates: Vec<(u32, u64)>) -> BackendStats {

@@ -5,7 +5,7 @@ use super::input::read_text;
 use super::output::{self, emit, status, usage_error, Stream};
 use super::Format;
 use clap::{Args, ValueEnum};
-use routex::config::load_table;
+use routex::config::load_table_for;
 use routex::diag::Report;
 use routex::ir::RouteTable;
 use routex::render::explain;
@@ -91,7 +91,14 @@ pub fn run_check(args: &CheckArgs) -> i32 {
     for (i, expr) in args.exprs.iter().enumerate() {
         let name = format!("arg:{}", i + 1);
         let mut report =
-            routex::check::check_expression(&name, expr, table.as_ref(), args.model.as_deref()).1;
+            routex::check::check_expression_for(
+                &name,
+                expr,
+                table.as_ref(),
+                args.model.as_deref(),
+                super::target::get(),
+            )
+            .1;
         if let Err(error) = projects.finish(None, &mut report) {
             return usage_error(error);
         }
@@ -111,11 +118,12 @@ pub fn run_explain(args: &ExplainArgs) -> i32 {
     if let Err(error) = check_model(table.as_ref(), args.model.as_deref(), args.config.as_ref()) {
         return usage_error(error);
     }
-    let (explanation, report) = routex::check::explain_expression(
+    let (explanation, report) = routex::check::explain_expression_for(
         "arg:1",
         &args.expr,
         table.as_ref(),
         args.model.as_deref(),
+        super::target::get(),
     );
     let reports = [report];
     if !reports[0].diagnostics.is_empty() {
@@ -181,7 +189,7 @@ fn load_config(
     };
     let text = read_text(path).map_err(usage_error)?;
     let name = super::input::source_name(path);
-    let (table, report) = load_table(&name, &text);
+    let (table, report) = load_table_for(&name, &text, super::target::get());
     match table {
         Some(table) if !report.has_errors() => Ok(Some(table)),
         _ => {

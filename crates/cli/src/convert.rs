@@ -44,7 +44,7 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         &args.file,
         args.output.as_deref(),
         args.format,
-        routex::config::build,
+        |name, text| routex::config::build_for(name, text, super::target::get()),
     )
 }
 
@@ -59,7 +59,7 @@ pub fn run_import(args: &ImportArgs) -> i32 {
         &args.file,
         args.output.as_deref(),
         args.format,
-        routex::config::import,
+        |name, text| routex::config::import_for(name, text, super::target::get()),
     )
 }
 

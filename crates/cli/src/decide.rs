@@ -55,6 +55,9 @@ pub struct RequestInput {
     pub elapsed_ms: f64,
     #[serde(default)]
     pub excluded: Vec<String>,
+    /// `x-stargate-last-cluster-id` (docs/stargate.md 3.10); absent = no
+    /// header.
+    pub last_cluster_id: Option<String>,
 }
 
 /// The input file's cluster; omitted fields are neutral.
@@ -234,7 +237,7 @@ pub fn parse_input(text: &str) -> Result<(RequestInput, Vec<ClusterSnapshot>), S
 
 /// Loads a route table from a configuration file's text.
 pub fn load_config(name: &str, text: &str) -> Result<RouteTable, String> {
-    let (table, report) = routex::config::load_table(name, text);
+    let (table, report) = routex::config::load_table_for(name, text, super::target::get());
     match (table, report.first_error()) {
         (Some(table), None) => Ok(table),
         (_, Some(error)) => Err(format!(
@@ -269,6 +272,8 @@ pub fn decide(
         request_slo_ms: request.request_slo_ms,
         elapsed,
         excluded: &excluded,
+        last_cluster_id: request.last_cluster_id.as_deref(),
+        session: None,
     };
     let route_request = RouteRequest {
         request: balancer_request,
@@ -329,7 +334,7 @@ fn run_inner(args: &DecideArgs) -> Result<Outcome, String> {
             }
             table
         }
-        None => routex::check::permissive_table(),
+        None => routex::check::permissive_table_for(super::target::get()),
     };
     decide(
         table,

@@ -8,7 +8,7 @@ use super::input::{read_text, source_name, UsageError};
 use super::output::{self, emit, usage_error, Stream};
 use super::{git, Format};
 use clap::{Args, ValueEnum};
-use routex::config::{load_table, looks_like_lb_config};
+use routex::config::{load_table_for, looks_like_lb_config};
 use routex::render::diff as render;
 use std::path::PathBuf;
 
@@ -59,8 +59,9 @@ pub fn run(args: &DiffArgs) -> i32 {
         Ok(sides) => sides,
         Err(error) => return usage_error(error),
     };
-    let (old_table, old_report) = load_table(&old.name, &old.text);
-    let (new_table, new_report) = load_table(&new.name, &new.text);
+    let target = super::target::get();
+    let (old_table, old_report) = load_table_for(&old.name, &old.text, target);
+    let (new_table, new_report) = load_table_for(&new.name, &new.text, target);
     let (Some(old_table), Some(new_table)) = (
         old_table.filter(|_| !old_report.has_errors()),
         new_table.filter(|_| !new_report.has_errors()),

@@ -24,6 +24,7 @@ pub mod project;
 pub mod schema;
 pub mod sim;
 pub mod sim_inputs;
+pub mod target;
 pub mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -41,6 +42,11 @@ pub struct Cli {
     /// set; CLICOLOR_FORCE forces them when piped), `always` or `never`.
     #[arg(long, global = true, value_enum, default_value_t, value_name = "WHEN")]
     pub color: output::ColorChoice,
+    /// The stargate state to check and decide for: `sessions` (the
+    /// newest, the default) or `widening` (docs/stargate.md 0.1). A
+    /// simulator scenario that names its own target keeps it.
+    #[arg(long, global = true, value_name = "TARGET", value_parser = target::parse)]
+    pub stargate: Option<routex::ir::Target>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -114,6 +120,7 @@ where
     match Cli::try_parse_from(args) {
         Ok(cli) => {
             output::set_color(cli.color);
+            target::set(cli.stargate);
             dispatch(&cli.command)
         }
         Err(error) => {
@@ -136,7 +143,7 @@ fn dispatch(command: &Command) -> i32 {
         Command::Decide(args) => decide::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Schema(args) => schema::run(args.file),
-        Command::Lsp(_) => routex_lsp::run_stdio(),
+        Command::Lsp(_) => routex_lsp::run_stdio_for(target::get()),
         Command::Completions(args) => completions(args.shell),
         Command::Man(args) => man(args),
     }

@@ -64,7 +64,9 @@ fn lint(args: &LintArgs) -> Result<i32, UsageError> {
     let mut reports = Vec::with_capacity(inputs.len());
     for input in &inputs {
         let mut report = match &input.text {
-            Ok(text) => routex::config::load_table(&input.name, text).1,
+            Ok(text) => {
+                routex::config::load_table_for(&input.name, text, super::target::get()).1
+            }
             Err(why) => unreadable(&input.name, why),
         };
         projects.finish(input.path.as_deref(), &mut report)?;

@@ -1,16 +1,15 @@
 //! `routex schema`: a JSON Schema (2020-12) of lb-config.json, generated
-//! from the checker's field schema (`routex::check::schema`: which fields
-//! each algorithm's detailed object takes, their kinds and defaults) and
-//! the JSON rules of docs/configuration.md ("Value kinds in lb-config.json",
-//! the builder's ranges). Editors use it to validate and complete the file;
-//! `routex lint` stays the authority (warnings, cross-field rules).
+//! from the field table (`routex::ir::fields`: which fields each
+//! algorithm's detailed object takes, their kinds, defaults, ranges, docs
+//! and stargate targets) and the JSON rules of docs/configuration.md
+//! ("Value kinds in lb-config.json"). One schema per stargate target
+//! (`--stargate`); the committed docs/lb-config.schema.json is the newest's.
+//! Editors use it to validate and complete the file; `routex lint` stays
+//! the authority (warnings, cross-field rules).
 
-use routex::check::schema::{Field, Kind};
-use routex::ir::{Algorithm, Comparator, RendezvousWeight, ALIASES};
+use routex::check::schema::{Field, JsonRange, Kind};
+use routex::ir::{Algorithm, Comparator, RendezvousWeight, Target, ALIASES};
 use serde_json::{json, Map, Value};
-
-/// The field table of docs/configuration.md, for descriptions.
-const CONFIGURATION: &str = include_str!("../../../docs/configuration.md");
 
 /// The files `routex schema` describes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -24,7 +23,7 @@ pub enum SchemaFile {
 
 pub fn run(file: SchemaFile) -> i32 {
     let schema = match file {
-        SchemaFile::LbConfig => lb_config_schema(),
+        SchemaFile::LbConfig => lb_config_schema_for(super::target::get()),
         SchemaFile::RoutexToml => routex_project::schema(),
     };
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
@@ -33,12 +32,19 @@ pub fn run(file: SchemaFile) -> i32 {
     super::output::OK
 }
 
-/// The schema document.
+/// The schema document of the newest stargate (the committed
+/// docs/lb-config.schema.json).
 pub fn lb_config_schema() -> Value {
+    lb_config_schema_for(Target::NEWEST)
+}
+
+/// The schema of lb-config.json as stargate at `target` reads it: only
+/// the fields that target accepts (docs/stargate.md 0.1).
+pub fn lb_config_schema_for(target: Target) -> Value {
     let mut defs = Map::new();
     defs.insert("algorithm_name".into(), algorithm_name(None));
     for algorithm in Algorithm::ALL {
-        defs.insert(algorithm.name().into(), detailed(algorithm));
+        defs.insert(algorithm.name().into(), detailed(algorithm, target));
     }
     let details: Vec<Value> = Algorithm::ALL
         .iter()
@@ -132,10 +138,10 @@ fn algorithm_name(algorithm: Option<Algorithm>) -> Value {
 /// One algorithm's detailed object: `algorithm`, the fields it takes, and
 /// `request_algorithms` (a model's own; nested deeper it is discarded with
 /// a warning, still legal).
-fn detailed(algorithm: Algorithm) -> Value {
+fn detailed(algorithm: Algorithm, target: Target) -> Value {
     let mut properties = Map::new();
     properties.insert("algorithm".into(), algorithm_name(Some(algorithm)));
-    for field in Field::ALL {
+    for field in Field::ALL.into_iter().filter(|f| f.accepted_by(target)) {
         if takes(algorithm, field) {
             properties.insert(field.name().into(), field_schema(field));
         } else if field.json_algorithms().contains(&algorithm) && nullable(field) {
@@ -164,15 +170,7 @@ fn detailed(algorithm: Algorithm) -> Value {
 /// (docs/configuration.md: `comparator` on pulsar-wait-and-widen, the band
 /// fields on wait-and-widen).
 pub fn takes(algorithm: Algorithm, field: Field) -> bool {
-    let refused = matches!(
-        (algorithm, field),
-        (Algorithm::PulsarWaitAndWiden, Field::Comparator)
-            | (
-                Algorithm::WaitAndWiden,
-                Field::BandWidenIntervalMs | Field::FallbackMaxQueued
-            )
-    );
-    field.json_algorithms().contains(&algorithm) && !refused
+    field.json_takes(algorithm)
 }
 
 fn field_schema(field: Field) -> Value {
@@ -190,16 +188,16 @@ fn field_schema(field: Field) -> Value {
         ]}),
     };
     // The builder's ranges in lb-config.json (docs/configuration.md 1).
-    match field {
-        Field::SampleCount => {
-            schema["minimum"] = 1.into();
-            schema["maximum"] = 64.into();
+    match field.spec().json_range {
+        JsonRange::Unsigned(min, max) => {
+            schema["minimum"] = min.into();
+            schema["maximum"] = max.into();
         }
-        Field::CacheAffinityInputTokensScale => {
-            schema["minimum"] = 0.0.into();
-            schema["maximum"] = 1.0.into();
+        JsonRange::Decimal(min, max) => {
+            schema["minimum"] = min.into();
+            schema["maximum"] = max.into();
         }
-        _ => {}
+        JsonRange::Any => {}
     }
     if nullable(field) {
         schema = json!({"anyOf": [schema, {"type": "null"}]});
@@ -214,7 +212,7 @@ fn field_schema(field: Field) -> Value {
 /// `null` is accepted where the default is "unset" (and for
 /// `band_widen_interval_ms`, whose default is another field's value).
 fn nullable(field: Field) -> bool {
-    field.default_text() == "unset" || field == Field::BandWidenIntervalMs
+    field.spec().nullable
 }
 
 /// The default as a JSON value, where it is one (not "unset", not another
@@ -230,18 +228,19 @@ fn default_value(field: Field) -> Option<Value> {
     }
 }
 
-/// The field's row of docs/configuration.md's table: its default and what
-/// lb-config.json accepts, in the docs' words.
+/// The field's row of the field table: what it does, its default and what
+/// lb-config.json accepts.
 fn description(field: Field) -> String {
-    let key = format!("| `{}` |", field.name());
-    let row = CONFIGURATION.lines().find(|line| line.starts_with(&key));
-    let cells: Vec<&str> = row
-        .map(|r| r.trim_matches('|').split(" | ").map(str::trim).collect())
-        .unwrap_or_default();
-    match cells.as_slice() {
-        [_, kind, default, _, json] => {
-            format!("{kind}; default {default}. lb-config.json: {json}. See docs/configuration.md.")
-        }
-        _ => format!("{} (docs/configuration.md)", field.name()),
-    }
+    let spec = field.spec();
+    let json = if spec.json_note.is_empty() {
+        String::new()
+    } else {
+        format!(" lb-config.json: {}.", spec.json_note)
+    };
+    format!(
+        "{} {}; default {}.{json} See docs/configuration.md.",
+        spec.doc,
+        spec.kind.doc_name(),
+        spec.default_doc.replace('`', "")
+    )
 }

@@ -64,6 +64,7 @@ pub fn load(
     let options = scenario::LoadOptions {
         dir: path.and_then(Path::parent),
         trace,
+        stargate: super::target::chosen(),
     };
     Ok(scenario::load_with(&name, &text, options))
 }
@@ -90,7 +91,7 @@ pub fn init(args: &InitArgs) -> i32 {
         Err(e) => return usage_error(e),
     };
     let config_name = crate::input::source_name(&args.config);
-    let (table, report) = routex::config::load_table(&config_name, &config_text);
+    let (table, report) = routex::config::load_table_for(&config_name, &config_text, super::target::get());
     let table = match table {
         Some(t) if !report.has_errors() => t,
         _ => {

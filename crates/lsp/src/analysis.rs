@@ -31,8 +31,8 @@ impl Analysis {
         let too_large = text.len() > MAX_CHECKED_BYTES && kind != Kind::Other;
         let (table, report) = match kind {
             _ if too_large => (None, Report::new(name, "")),
-            Kind::Routes => routex::check::check_route_file(name, text),
-            Kind::Config => routex::config::check_lb_config(name, text),
+            Kind::Routes => routex::check::check_route_file_for(name, text, crate::target()),
+            Kind::Config => routex::config::check_lb_config_for(name, text, crate::target()),
             Kind::Scenario => (None, scenario_report(name, text)),
             Kind::Other => (None, Report::new(name, "")),
         };

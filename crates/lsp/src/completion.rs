@@ -112,6 +112,7 @@ fn fields(
             };
             alg.map_or(!takes.is_empty(), |a| takes.contains(&a))
         })
+        .filter(|f| f.accepted_by(crate::target()))
         .filter(|f| !written.iter().any(|w| w == f.name()))
         .map(|f| Item {
             label: f.name().into(),

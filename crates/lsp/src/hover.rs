@@ -111,6 +111,7 @@ fn algorithm_text(name: &str, json: bool) -> Option<String> {
     let takes: Vec<&str> = Field::ALL
         .into_iter()
         .filter(|f| algorithms_of(*f, json).contains(&alg))
+        .filter(|f| f.accepted_by(crate::target()))
         .map(Field::name)
         .collect();
     out.push_str(&format!("\nparameters: {}\n", code_list(&takes)));
@@ -136,12 +137,14 @@ fn code_list(names: &[&str]) -> String {
         .join(", ")
 }
 
-/// The schema facts of a field, then its effective value for the entry.
+/// The schema facts of a field (from the field table), then its effective
+/// value for the entry.
 pub fn field_summary(field: Field, json: bool) -> String {
     let mut out = format!(
-        "**{}**: {}\n\ndefault: `{}`\n",
+        "**{}**: {}\n\n{}\n\ndefault: `{}`\n",
         field.name(),
         field.kind().describe(),
+        field.spec().doc,
         field.default_text()
     );
     if let Some(range) = field.expression_range() {
@@ -156,6 +159,10 @@ pub fn field_summary(field: Field, json: bool) -> String {
             algorithm_list(algorithms)
         }
     ));
+    if field.targets() != routex::ir::Target::ALL {
+        let targets: Vec<&str> = field.targets().iter().map(|t| t.name()).collect();
+        out.push_str(&format!("\nstargate targets: {}\n", targets.join(", ")));
+    }
     out
 }
 

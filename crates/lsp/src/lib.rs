@@ -77,6 +77,28 @@ pub fn capabilities() -> ServerCapabilities {
     }
 }
 
+/// The stargate target the server checks for (docs/stargate.md 0.1):
+/// 0 the newest, else 1 + the position in `Target::ALL`.
+static TARGET: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The stargate target documents are checked for.
+pub fn target() -> routex::ir::Target {
+    match TARGET.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => routex::ir::Target::NEWEST,
+        code => routex::ir::Target::ALL
+            .get(usize::from(code - 1))
+            .copied()
+            .unwrap_or(routex::ir::Target::NEWEST),
+    }
+}
+
+/// [`run_stdio`] checking documents for the stargate `target`: its fields
+/// in completion and hover, its diagnostics.
+pub fn run_stdio_for(target: routex::ir::Target) -> i32 {
+    TARGET.store(target as u8 + 1, std::sync::atomic::Ordering::Relaxed);
+    run_stdio()
+}
+
 /// Serves one client on standard input and output; returns the exit
 /// status (0 after `shutdown` then `exit`, 1 otherwise).
 pub fn run_stdio() -> i32 {

@@ -9,25 +9,34 @@ use super::routers::{CoreRouter, SimRouter};
 use routex::balancer::Balancer;
 use routex::check;
 use routex::diag::{Code, Diagnostic, Span};
-use routex::ir::{Algorithm, Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
+use routex::ir::{Algorithm, Field, Policy, PulsarWaitAndWidenSettings, RouteTable, Settings};
 use routex::syntax::ast::Value;
 
 /// The name of the built-in baseline.
 pub const LEGACY: &str = "legacy-band-walk";
 
-/// Parameters of the docs/stargate.md 3.8.5 baseline, in the expression spelling.
-const LEGACY_PARAMS: &[&str] = &[
-    "max_queued",
-    "n",
-    "ttft_bucket_size_ms",
-    "next_bucket_unlock_factor",
-    "max_queue_time_floor_ms",
-    "max_queue_time_ceil_ms",
-    "ignore_queue_time",
-    "ignore_input_processing_time",
-    "seed",
-    "consider_kv_free_tokens",
+/// Parameters of the docs/stargate.md 3.8.5 baseline, from the field table.
+const LEGACY_FIELDS: [Field; 10] = [
+    Field::MaxQueued,
+    Field::N,
+    Field::TtftBucketSizeMs,
+    Field::NextBucketUnlockFactor,
+    Field::MaxQueueTimeFloorMs,
+    Field::MaxQueueTimeCeilMs,
+    Field::IgnoreQueueTime,
+    Field::IgnoreInputProcessingTime,
+    Field::Seed,
+    Field::ConsiderKvFreeTokens,
 ];
+const LEGACY_PARAMS: [&str; 10] = {
+    let mut names = [""; 10];
+    let mut i = 0;
+    while i < LEGACY_FIELDS.len() {
+        names[i] = LEGACY_FIELDS[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// A policy ready to instantiate, one balancer per router.
 #[derive(Clone, Debug)]

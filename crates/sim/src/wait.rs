@@ -21,6 +21,9 @@ pub enum Step {
 fn convert(step: LoopStep) -> Step {
     match step {
         LoopStep::Select(choice) => Step::Dispatch(choice),
+        // A zero wait is "decide again at once" (docs/stargate.md 2.2): in
+        // virtual time, one microsecond later, so the clock moves on.
+        LoopStep::Sleep(d, SleepKind::Recheck) if d.is_zero() => Step::SleepFor(1),
         LoopStep::Sleep(d, _) => match wait_up(d) {
             0 => Step::GiveUp,
             us => Step::SleepFor(us),
@@ -71,7 +74,9 @@ pub fn fast_after_decision(
             };
             let mut left = deadline.saturating_sub(elapsed);
             if let (SleepKind::Recheck, Decision::Wait(d)) = (kind, decision) {
-                left = left.min(d);
+                // A zero wait decides again a microsecond later, as in
+                // faithful mode.
+                left = left.min(d.max(std::time::Duration::from_micros(1)));
             }
             match wait_up(left) {
                 0 => FastStep::GiveUp,

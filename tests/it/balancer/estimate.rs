@@ -262,14 +262,59 @@ fn least_queue_time_breaks_ties_by_utilisation() {
 }
 
 #[test]
-fn waits_round_up_and_reject_unconvertible_values() {
+fn waits_round_to_the_nearest_nanosecond_and_keep_huge_values() {
+    // docs/stargate.md 2.3 items 1 and 4.
     use std::time::Duration;
     assert_eq!(
         estimate::wait_from_ms(123.75),
         Some(Duration::from_nanos(123_750_000))
     );
-    assert_eq!(estimate::wait_from_ms(1e-12), Some(Duration::from_nanos(1)));
-    assert_eq!(estimate::wait_from_ms(0.0), None);
+    // 5.25 - 1.1 is 4.1499999999999995 in f64: the nearest nanosecond,
+    // not one more.
+    assert_eq!(
+        estimate::wait_from_ms(5.25 - 1.1),
+        Some(Duration::from_nanos(4_150_000))
+    );
+    assert_eq!(estimate::wait_from_ms(0.0000004), Some(Duration::ZERO));
+    assert_eq!(
+        estimate::wait_from_ms(0.0000006),
+        Some(Duration::from_nanos(1))
+    );
+    assert_eq!(estimate::wait_from_ms(1e-12), Some(Duration::ZERO));
+    assert_eq!(estimate::wait_from_ms(0.0), Some(Duration::ZERO));
+    // Beyond 2^64 ns (about 584 years) the exact duration is kept.
+    assert_eq!(
+        estimate::wait_from_ms(1e14),
+        Some(Duration::from_secs(100_000_000_000))
+    );
+    assert!(estimate::wait_from_ms(1e14).unwrap().as_nanos() > u128::from(u64::MAX));
+    assert_eq!(estimate::wait_from_ms(1e300), Some(Duration::MAX));
+    assert_eq!(estimate::wait_from_ms(f64::INFINITY), Some(Duration::MAX));
     assert_eq!(estimate::wait_from_ms(f64::NAN), None);
-    assert_eq!(estimate::wait_from_ms(1e300), None);
+    assert_eq!(estimate::wait_from_ms(-1.0), None);
+}
+
+#[test]
+fn durations_read_back_through_f64_as_stargate_reads_them() {
+    // docs/stargate.md 2.3 items 2 and 3.
+    use std::time::Duration;
+    assert_eq!(
+        estimate::duration_ms(Duration::from_millis(1344)),
+        1343.9999999999998
+    );
+    assert_eq!(estimate::rtt_ms(1005.0), 1004.9999999999999);
+    assert_eq!(estimate::rtt_ms(1025.0), 1025.0);
+    assert_eq!(estimate::rtt_ms(0.0), 0.0);
+    assert_eq!(estimate::rtt_ms(f64::NAN), f64::INFINITY);
+    assert_eq!(estimate::rtt_ms(-3.0), -3.0);
+    // Idempotent: an RTT already read through f64 reads the same.
+    assert_eq!(estimate::rtt_ms(1004.9999999999999), 1004.9999999999999);
+    let slo = routex::ir::QueueSlo {
+        floor_ms: 1001,
+        ceil_ms: 1001,
+    };
+    assert_eq!(
+        estimate::queue_limit_ms(slo, None, Duration::ZERO),
+        1000.9999999999999
+    );
 }

@@ -201,6 +201,7 @@ fn run(p: &Policy, r: &Req, cs: &[ClusterSnapshot], seed: u64) -> Decision {
         request_slo_ms: r.slo,
         elapsed: Duration::from_millis(r.elapsed_ms),
         excluded: &excluded,
+        ..Request::default()
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     Balancer::new(p).decide(&request, cs, &mut rng, &mut Scratch::default())

@@ -471,9 +471,19 @@ fn unlock_factor_is_unchecked() {
         s.bucket.next_bucket_unlock_factor = factor;
         assert_eq!(selected(check(&pol(s), &at(0), &cs)), 1);
     }
+    // A huge factor is a huge wait, kept (docs/stargate.md 2.3 item 4):
+    // 999999999999 x the 990 ms gap, far beyond 2^64 ns; 1e300 saturates.
+    let mut s = ww();
+    s.bucket.next_bucket_unlock_factor = 999_999_999_999.0;
+    let huge = std::time::Duration::from_secs_f64(990.0 * 999_999_999_999.0 / 1000.0);
+    assert!(huge.as_nanos() > u128::from(u64::MAX));
+    assert_eq!(check(&pol(s), &at(0), &cs), Decision::Wait(huge));
     let mut s = ww();
     s.bucket.next_bucket_unlock_factor = 1e300;
-    assert_eq!(check(&pol(s), &at(0), &cs), Decision::Unavailable);
+    assert_eq!(
+        check(&pol(s), &at(0), &cs),
+        Decision::Wait(std::time::Duration::MAX)
+    );
 }
 
 #[test]

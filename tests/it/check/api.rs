@@ -114,5 +114,6 @@ fn explain_records_provenance() {
     assert_eq!(e.provenance["n"], Provenance::Config);
     assert_eq!(e.provenance["comparator"], Provenance::Default);
     assert_eq!(e.provenance["max_input_work_seconds"], Provenance::Default);
-    assert_eq!(e.provenance.len(), 17);
+    assert_eq!(e.provenance["last_cluster_affinity"], Provenance::Default);
+    assert_eq!(e.provenance.len(), 18);
 }

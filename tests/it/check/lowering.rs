@@ -136,7 +136,8 @@ fn provenance_names_default_config_and_expression() {
     assert_eq!(get("rendezvous_weight"), Some(Provenance::Default));
     assert_eq!(get("require_cache_affinity_key"), Some(Provenance::Default));
     // Every IR field has one.
-    assert_eq!(p.len(), 19, "{p:?}");
+    assert_eq!(get("last_cluster_affinity"), Some(Provenance::Default));
+    assert_eq!(p.len(), 20, "{p:?}");
     let implied = implications(&checked);
     assert_eq!(implied.len(), 1, "{implied:?}");
     assert_eq!(

@@ -141,7 +141,8 @@ fn value_strategy(field: Field) -> BoxedStrategy<Typed> {
         | Field::RequireInputTokens
         | Field::ConsiderKvFreeTokens
         | Field::IgnoreQueueTime
-        | Field::IgnoreInputProcessingTime => any::<bool>().prop_map(Typed::Bool).boxed(),
+        | Field::IgnoreInputProcessingTime
+        | Field::LastClusterAffinity => any::<bool>().prop_map(Typed::Bool).boxed(),
         Field::Seed => "[a-z0-9 \"\\\\=;-]{0,8}".prop_map(Typed::Text).boxed(),
         Field::Comparator => prop::sample::select(Comparator::ALL.to_vec())
             .prop_map(Typed::Comparator)
@@ -190,7 +191,7 @@ fn config_strategy() -> impl Strategy<Value = AlgorithmConfig> {
             let mut config = AlgorithmConfig::named(alg);
             for (field, value) in fields.into_iter().zip(values) {
                 if let Some(v) = value {
-                    set(&mut config.fields, field, v);
+                    set(&mut config.fields, field, v).unwrap();
                 }
             }
             // The bounds come in pairs in a strict route file.

@@ -263,7 +263,7 @@ fn unknown_load_balancer_config_fields_are_rejected() {
         message,
         "unknown field `fallback`, expected one of `default`, `request_algorithms`, `models`"
     );
-    for field in ["last_cluster_affinity", "widen", "Seed"] {
+    for field in ["widen", "Seed"] {
         let json = model_entry(&format!(r#"{{"algorithm": "pulsar", "{field}": 1}}"#));
         assert_eq!(
             only_error(&json),

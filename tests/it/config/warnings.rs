@@ -3,7 +3,7 @@
 
 use super::{load, summary};
 use routex::diag::{Code, Severity};
-use routex::ir::{Algorithm, Settings};
+use routex::ir::{Algorithm, Settings, Target};
 
 #[test]
 fn aliased_request_algorithm_keys_collapse_last_wins() {
@@ -163,8 +163,19 @@ fn queue_slo_warnings() {
                 "\"max_queue_time_ceil_ms\"".into()
             ),
             (Code::FloorAboveCeil, "\"max_queue_time_floor_ms\"".into()),
-            (Code::NoQueueSlo, "\"cache_affinity_wait_ms\"".into()),
         ]
+    );
+    // no_queue_slo only where its premise holds: the `widening` target,
+    // whose PWW selects a feasible primary at once without a queue SLO.
+    let (_, widening) =
+        routex::config::check_lb_config_for("lb-config.json", json, Target::Widening);
+    let codes: Vec<_> = summary(&widening)
+        .into_iter()
+        .map(|(c, _, at)| (c, at))
+        .collect();
+    assert_eq!(
+        codes[2],
+        (Code::NoQueueSlo, "\"cache_affinity_wait_ms\"".into())
     );
     assert_eq!(
         report.diagnostics[1].message,

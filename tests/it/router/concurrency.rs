@@ -80,6 +80,7 @@ fn workload(
                     request_slo_ms: (i % 4 == 0).then_some(1000),
                     elapsed: Duration::from_millis((i as u64 * 37) % 700),
                     excluded: excluded_sets[i % excluded_sets.len()],
+                    ..Request::default()
                 },
                 routing_method: method.map(str::as_bytes),
             };

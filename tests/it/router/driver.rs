@@ -200,3 +200,52 @@ async fn failed_backends_exclude_their_cluster_then_404_and_503() {
         "only the routed target holds state"
     );
 }
+
+/// Sessions (docs/stargate.md 3.10): the driver classifies a request once,
+/// on its first attempt. A returning request whose last cluster leaves the
+/// fleet during its affinity wait stays returning (it keeps waiting the
+/// configured 100 ms) instead of turning stale (which would take a freed
+/// cluster at once), and counts as returning/fallback.
+#[tokio::test(start_paused = true)]
+async fn a_session_is_classified_once_per_request() {
+    use routex::balancer::{SessionSelection, SessionState};
+    let json = r#"{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "seed": "v1",
+        "cache_affinity_wait_ms": 100, "last_cluster_affinity": true}}}"#;
+    let (table, diagnostics) = routex::config::check_lb_config("lb-config.json", json);
+    assert!(!diagnostics.has_errors(), "{diagnostics:?}");
+    let router = Arc::new(Router::new(table.unwrap()));
+    let driver = Driver::with_seed(router.clone(), 9);
+    let view = view(4);
+    let start = Instant::now();
+    let request = RouteRequest::new(Request {
+        last_cluster_id: Some("c3"),
+        ..request("pulsar").request
+    });
+    let task = {
+        let view = view.clone();
+        let driver = driver.clone();
+        tokio::spawn(async move {
+            let routed = driver.route(request, None, &view).await.unwrap();
+            (routed.cluster.to_string(), routed.choice.rank_depth)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    view.update(|v| {
+        assert!(v.remove_cluster("c3"));
+        v.report("c1", "c1-b", &report(0)).unwrap();
+    });
+    let (cluster, _) = task.await.unwrap();
+    assert_eq!(cluster, "c1");
+    assert!(
+        start.elapsed() >= Duration::from_millis(100),
+        "{:?}",
+        start.elapsed()
+    );
+    let rows = router.session_selections();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0].count(SessionState::Returning, SessionSelection::Fallback),
+        1
+    );
+    assert_eq!(rows[0].series().map(|(_, _, n)| n).sum::<u64>(), 1);
+}

@@ -2,7 +2,7 @@
 //! widths, trimming, blank values, and the 400 `invalid_header` answer.
 
 use routex::router::headers::{self, RequestHeaders};
-use routex::router::{Rejection, RejectionCode};
+use routex::router::{LastClusterHint, Rejection, RejectionCode};
 
 /// Parses a header list (first value of a repeated name wins, as with
 /// `http::HeaderMap::get`).
@@ -47,6 +47,7 @@ fn the_mandatory_headers_suffice() {
             request_slo_ms: None,
             max_wait_ms: None,
             routing_method: None,
+            last_cluster_id: LastClusterHint::Absent,
         }
     );
     let r = h.route_request();
@@ -165,4 +166,50 @@ fn malformed_numbers_are_400_naming_the_header() {
     ]);
     let h = parse(&maxima).unwrap();
     assert_eq!((h.input_tokens, h.priority), (u64::MAX, u32::MAX));
+}
+
+/// `x-stargate-last-cluster-id` (docs/stargate.md 3.10): read with the
+/// rules of the other text headers, never a reason to reject; what the
+/// parser does not keep classifies the request as stale.
+#[test]
+fn the_last_cluster_hint_is_a_defined_outcome_for_every_value() {
+    use routex::balancer::SessionState;
+    let hint = |value: &'static [u8]| {
+        let list: &'static [_] = Box::leak(with(&[("x-stargate-last-cluster-id", value)]).into());
+        let h = parse(list).expect("never rejected");
+        let r = h.route_request();
+        (
+            h.last_cluster_id,
+            r.request.last_cluster_id,
+            r.request.session,
+        )
+    };
+    assert_eq!(
+        hint(b"cluster-a"),
+        (LastClusterHint::Id("cluster-a"), Some("cluster-a"), None)
+    );
+    assert_eq!(
+        hint(b"  cluster-a\t"),
+        (LastClusterHint::Id("cluster-a"), Some("cluster-a"), None)
+    );
+    for blank in [&b""[..], b"   ", b"\t"] {
+        assert_eq!(
+            hint(blank),
+            (LastClusterHint::Absent, None, None),
+            "{blank:?}"
+        );
+    }
+    let stale = (LastClusterHint::Unreadable, None, Some(SessionState::Stale));
+    for bad in [&b"caf\xc3\xa9"[..], b"a\x00b", b"\xff", b"a\x7fb"] {
+        assert_eq!(hint(bad), stale, "{bad:?}");
+    }
+    let at_bound: &'static [u8] = Box::leak(vec![b'a'; headers::MAX_LAST_CLUSTER_ID_BYTES].into());
+    assert!(matches!(hint(at_bound).0, LastClusterHint::Id(id) if id.len() == 256));
+    let over: &'static [u8] = Box::leak(vec![b'a'; headers::MAX_LAST_CLUSTER_ID_BYTES + 1].into());
+    assert_eq!(hint(over), stale);
+    // Absent: no hint.
+    let h = parse(&BASE).unwrap();
+    assert_eq!(h.last_cluster_id, LastClusterHint::Absent);
+    assert_eq!(headers::LAST_CLUSTER_ID, "x-stargate-last-cluster-id");
+    assert_eq!(headers::CLUSTER_ID, "x-stargate-cluster-id");
 }

@@ -123,17 +123,26 @@ fn routing_wait_stops_at_default_deadline_without_max_wait_header() {
 }
 
 #[test]
-fn wait_zero_is_no_wait() {
+fn wait_zero_decides_again_at_once_until_the_deadline() {
+    // docs/stargate.md 2.3 item 2: a zero wait is no wait, and the loop decides
+    // again at once (a real clock has moved on by then).
     let mut rng = rng();
     let zero = Decision::Wait(Duration::ZERO);
+    for wait_loop in [WaitLoop::new(None), WaitLoop::new(Some(50))] {
+        assert_eq!(
+            wait_loop.step(&zero, ms(0), &mut rng),
+            Step::Sleep(Duration::ZERO, SleepKind::Recheck)
+        );
+    }
+    // At the wait deadline it is an unusable wait: retry or 503 (2.2).
     assert_eq!(
-        WaitLoop::new(None).step(&zero, ms(0), &mut rng),
+        WaitLoop::new(None).step(&zero, ms(60_000), &mut rng),
         Step::GiveUp
     );
-    match WaitLoop::new(Some(50)).step(&zero, ms(0), &mut rng) {
-        Step::Sleep(d, SleepKind::Retry) => assert!(d >= ms(1) && d <= ms(9)),
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(
+        WaitLoop::new(Some(50)).step(&zero, ms(50), &mut rng),
+        Step::GiveUp
+    );
 }
 
 #[test]

@@ -100,6 +100,8 @@ impl Sim<'_> {
                 request_slo_ms: Some(self.s.request_slo_ms),
                 elapsed: to_duration(self.now - p.arrival),
                 excluded,
+                last_cluster_id: None,
+                session: None,
             },
             blocks: self.plan.blocks_of(&p),
             block_tokens: self.plan.block_tokens,

@@ -7,7 +7,7 @@ use super::spans::Spans;
 use routex::check::{self, did_you_mean};
 use routex::config::json::Json;
 use routex::diag::{Code, Diagnostic, Report, Span};
-use routex::ir::RouteTable;
+use routex::ir::{RouteTable, Target};
 use std::path::Path;
 
 /// The resolved base configuration.
@@ -27,6 +27,7 @@ pub(super) fn resolve(
     text: &str,
     spans: &Spans,
     dir: Option<&Path>,
+    target: Target,
     errors: &mut Vec<Diagnostic>,
 ) -> Base {
     let mut base = Base {
@@ -37,20 +38,20 @@ pub(super) fn resolve(
     };
     let Some(node) = spans.node("base_config") else {
         base.permissive = true;
-        base.table = Some(check::permissive_table());
+        base.table = Some(check::permissive_table_for(target));
         return base;
     };
     match &node.value {
         Json::Null => {
             base.permissive = true;
-            base.table = Some(check::permissive_table());
+            base.table = Some(check::permissive_table_for(target));
         }
         Json::Object(_) => {
             // Its own text, read as an lb-config.json, so its diagnostics
             // point at their keys inside the scenario.
             let offset = node.span.start;
             let json = text.get(node.span.start..node.span.end).unwrap_or_default();
-            let (table, report) = routex::config::load_table("base_config.json", json);
+            let (table, report) = routex::config::load_table_for("base_config.json", json, target);
             for d in report.diagnostics.iter().filter(|d| d.is_error()) {
                 errors.push(Diagnostic {
                     span: Span::new(offset + d.span.start, offset + d.span.end),
@@ -86,7 +87,7 @@ pub(super) fn resolve(
                     return base;
                 }
             };
-            let (table, report) = routex::config::load_table(&name, &source);
+            let (table, report) = routex::config::load_table_for(&name, &source, target);
             if report.has_errors() {
                 let n = report.errors();
                 errors.push(Diagnostic::new(

@@ -21,7 +21,7 @@ use super::workload::trace::{Limits, Trace, TraceSpec};
 use super::workload::{WorkloadSource, WorkloadSpec};
 use indexmap::IndexMap;
 use routex::diag::{Code, Diagnostic, Report, Severity, Span};
-use routex::ir::{RouteTable, Settings};
+use routex::ir::{RouteTable, Settings, Target};
 use serde::{Deserialize, Serialize};
 use spans::Spans;
 use std::path::Path;
@@ -56,6 +56,18 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub base_config: Option<serde_json::Value>,
     pub policies: IndexMap<String, String>,
+    /// The stargate target the base configuration and the policies are
+    /// compiled for (docs/stargate.md 0.1); absent: the command line's
+    /// `--stargate`, else the newest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stargate: Option<Target>,
+}
+
+impl ScenarioFile {
+    /// The stargate target the scenario is compiled for.
+    pub fn target(&self) -> Target {
+        self.stargate.unwrap_or(Target::NEWEST)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -228,6 +240,9 @@ pub struct LoadOptions<'a> {
     pub dir: Option<&'a Path>,
     /// Replaces `trace.path` (the command line's `--trace`).
     pub trace: Option<&'a Path>,
+    /// The target of a scenario that names none (the command line's
+    /// `--stargate`).
+    pub stargate: Option<Target>,
 }
 
 /// Why a scenario did not load: the scenario's own report, and those of the
@@ -270,6 +285,7 @@ pub fn load_with(
         failure.scenario.diagnostics = errors;
         return Err(failure);
     };
+    file.stargate = file.stargate.or(options.stargate);
     let mut invalid = |path: &str, message: String| {
         errors.push(Diagnostic::new(Code::InvalidValue, spans.at(path), message));
     };
@@ -303,7 +319,7 @@ pub fn load_with(
             Err(None) => {}
         }
     }
-    let mut base = base::resolve(text, &spans, options.dir, &mut errors);
+    let mut base = base::resolve(text, &spans, options.dir, file.target(), &mut errors);
     let mut file_warnings = Vec::new();
     if let Some(report) = base.file_report.take() {
         if report.has_errors() {

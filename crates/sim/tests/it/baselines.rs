@@ -146,6 +146,7 @@ fn the_comparison_scenarios_load() {
         let options = LoadOptions {
             dir: Some(&examples),
             trace: None,
+            ..LoadOptions::default()
         };
         let p = load_with(file, &text, options).unwrap_or_else(|r| panic!("{file}: {r:?}"));
         let got: Vec<String> = p.policies.iter().map(|p| p.text.clone()).collect();

@@ -51,6 +51,7 @@ fn decide(
         request_slo_ms: Some(10_000),
         elapsed: Duration::from_secs_f64(elapsed_ms / 1_000.0),
         excluded,
+        ..Request::default()
     };
     b.decide(
         &request,

@@ -25,6 +25,7 @@ fn scenario(speedups: &[f64], trace: Option<&Path>) -> Result<Prepared, Vec<Stri
     let options = LoadOptions {
         dir: Some(&examples),
         trace,
+        ..LoadOptions::default()
     };
     load_with("trace.json", &v.to_string(), options).map_err(|failure| {
         failure
@@ -175,6 +176,7 @@ fn settings_are_validated_before_reading() {
     let options = LoadOptions {
         dir: Some(&examples),
         trace: None,
+        ..LoadOptions::default()
     };
     let errors: Vec<String> = load_with("t.json", &v.to_string(), options)
         .unwrap_err()
@@ -226,6 +228,7 @@ fn the_command_line_replaces_the_trace_path() {
         let options = LoadOptions {
             dir: Some(&examples),
             trace,
+            ..LoadOptions::default()
         };
         load_with("scenario-trace-conversation.json", &text, options)
     };

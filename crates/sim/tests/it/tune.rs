@@ -170,6 +170,7 @@ fn a_trace_rung_is_a_third_of_the_compressed_trace() {
     let options = LoadOptions {
         dir: Some(&examples),
         trace: None,
+        ..LoadOptions::default()
     };
     let mut p = load_with("trace.json", &v.to_string(), options).expect("loads");
     p.settings.mode = routex_sim::WaitMode::Fast;

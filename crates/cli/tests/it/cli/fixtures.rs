@@ -15,8 +15,11 @@
 //! files it names carry a stable path); the report with the code is shown.
 //! `.toml` is read as a project configuration (`routex.toml`); `.bin` is a
 //! file `lint` cannot read (`unreadable_file`).
+//! `CODE.TARGET.ext` (e.g. `no_queue_slo.widening.expr`) is checked for that
+//! stargate target (docs/stargate.md 0.1), everything else for the newest.
 
 use routex::diag::{Code, Report};
+use routex::ir::Target;
 use routex::render::{github, json, sarif};
 use routex_cli::human;
 use std::path::Path;
@@ -42,6 +45,15 @@ fn code_of(path: &Path) -> Option<Code> {
     Code::ALL.iter().copied().find(|c| c.as_str() == stem)
 }
 
+/// The stargate target a fixture names (`CODE.TARGET.ext`), else the newest.
+fn target_of(path: &Path) -> Target {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.split('.')
+        .nth(1)
+        .and_then(Target::from_name)
+        .unwrap_or(Target::NEWEST)
+}
+
 fn has(report: &Report, code: Option<Code>) -> bool {
     report.diagnostics.iter().any(|d| Some(d.code) == code)
 }
@@ -54,6 +66,7 @@ pub fn produce(path: &Path) -> Report {
         .unwrap_or_default();
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let code = code_of(path);
+    let target = target_of(path);
     match path.extension().and_then(|e| e.to_str()) {
         Some("toml") => routex_project::parse(&name, &text).report,
         Some("bin") => match routex_cli::lint::read_file(path) {
@@ -72,7 +85,8 @@ pub fn produce(path: &Path) -> Report {
                 }
                 _ => None,
             };
-            let (_, report) = routex::check::check_expression(&name, expr, table.as_ref(), None);
+            let (_, report) =
+                routex::check::check_expression_for(&name, expr, table.as_ref(), None, target);
             if has(&report, code) {
                 return report;
             }
@@ -87,11 +101,11 @@ pub fn produce(path: &Path) -> Report {
             }
         }
         Some("routes") => {
-            let (_, report) = routex::check::check_route_file(&name, &text);
+            let (_, report) = routex::check::check_route_file_for(&name, &text, target);
             if has(&report, code) {
                 return report;
             }
-            let (_, built) = routex::config::build(&name, &text);
+            let (_, built) = routex::config::build_for(&name, &text, target);
             if has(&built, code) {
                 built
             } else {
@@ -102,6 +116,7 @@ pub fn produce(path: &Path) -> Report {
             let options = routex_sim::scenario::LoadOptions {
                 dir: Some(Path::new("../../tests/inputs/diagnostics")),
                 trace: None,
+                stargate: Some(target),
             };
             match routex_sim::scenario::load_with(&name, &text, options) {
                 Ok(prepared) => prepared.warnings,
@@ -113,11 +128,11 @@ pub fn produce(path: &Path) -> Report {
             }
         }
         _ => {
-            let (_, report) = routex::config::check_lb_config(&name, &text);
+            let (_, report) = routex::config::check_lb_config_for(&name, &text, target);
             if has(&report, code) {
                 return report;
             }
-            let (_, imported) = routex::config::import(&name, &text);
+            let (_, imported) = routex::config::import_for(&name, &text, target);
             if has(&imported, code) {
                 imported
             } else {

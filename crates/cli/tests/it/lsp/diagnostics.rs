@@ -125,7 +125,7 @@ fn a_document_mid_edit_is_served() {
     let hover = client.result("textDocument/hover", at(CONFIG, 0, 20));
     assert_eq!(
         hover["contents"]["value"],
-        "**seed**: a token or a quoted string\n\ndefault: `\"\"`\n\n\
+        "**seed**: a token or a quoted string\n\nText mixed into every ring and ranking hash: another seed, another placement.\n\ndefault: `\"\"`\n\n\
          applies to: wait-and-widen, pulsar, pulsar-wait-and-widen\n"
     );
     assert_eq!(

@@ -43,7 +43,7 @@ fn hover_shows_schema_and_effective_value_with_provenance() {
     let (text, hover_range) = hover_text(&mut client, CONFIG, 3, 54);
     assert_eq!(
         text,
-        "**seed**: a token or a quoted string\n\ndefault: `\"\"`\n\n\
+        "**seed**: a token or a quoted string\n\nText mixed into every ring and ranking hash: another seed, another placement.\n\ndefault: `\"\"`\n\n\
          applies to: wait-and-widen, pulsar, pulsar-wait-and-widen\n\n\
          effective for model \"llama\" (pulsar-wait-and-widen): `\"v1\"` from config\n"
     );
@@ -87,7 +87,7 @@ fn hover_in_route_files() {
     let (text, hover_range) = hover_text(&mut client, ROUTES, 1, 25);
     assert_eq!(
         text,
-        "**sample_count**: an integer from 0 to 2^64-1\n\ndefault: `2`\n\naccepted: 1..=64\n\n\
+        "**sample_count**: an integer from 0 to 2^64-1\n\nHow many candidates power-of-n samples before comparing them.\n\ndefault: `2`\n\naccepted: 1..=64\n\n\
          applies to: power-of-n\n\neffective for model \"m\" (power-of-n): `3` from config\n"
     );
     assert_eq!(hover_range, range((1, 23), (1, 35)));
@@ -351,7 +351,7 @@ fn hover_in_scenario_policy_expressions() {
     let (text, hover_range) = hover_text(&mut client, uri, 0, 45);
     assert_eq!(
         text,
-        "**seed**: a token or a quoted string\n\ndefault: `\"\"`\n\n\
+        "**seed**: a token or a quoted string\n\nText mixed into every ring and ranking hash: another seed, another placement.\n\ndefault: `\"\"`\n\n\
          applies to: wait-and-widen, pulsar, pulsar-wait-and-widen\n"
     );
     assert_eq!(hover_range, range((0, 43), (0, 47)));

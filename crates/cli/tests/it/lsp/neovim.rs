@@ -85,7 +85,7 @@ fn neovim_shows_codes_and_lines_of_a_broken_lb_config() {
     );
     assert_eq!(
         result["hover"],
-        "**seed**: a token or a quoted string\n\ndefault: `\"\"`\n\n\
+        "**seed**: a token or a quoted string\n\nText mixed into every ring and ranking hash: another seed, another placement.\n\ndefault: `\"\"`\n\n\
          applies to: wait-and-widen, pulsar, pulsar-wait-and-widen\n\n\
          effective value: shown once the file has no errors\n"
     );

@@ -45,6 +45,7 @@ fn bundled_scenarios_are_valid() {
         let options = LoadOptions {
             dir: Some(&examples),
             trace: None,
+            ..LoadOptions::default()
         };
         let p = load_with(&name, &text, options)
             .unwrap_or_else(|r| panic!("{name}: {:?}", r.reports()));

@@ -1,0 +1,242 @@
+//! Session affinity of the `sessions` target (docs/stargate.md 3.10):
+//! `last_cluster_affinity` classifies a keyed request by the cluster that
+//! served its session last (`x-stargate-last-cluster-id`) and reorders the
+//! affinity order for it. The classification is made once per request and
+//! carried in [`Request::session`]; the reorder happens in the caller's
+//! scratch space, per decision, and is never cached.
+
+use super::{Choice, ClusterSnapshot, Request};
+use crate::sync::{stripe_of_this_thread, STRIPES};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// How a request's session was classified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SessionState {
+    /// No hint: the request has no last cluster.
+    New,
+    /// The hint names a current candidate.
+    Returning,
+    /// The hint names no current candidate (unknown, differently cased,
+    /// over-long or unreadable).
+    Stale,
+}
+
+impl SessionState {
+    /// Every state, in the order of the metric's label values.
+    pub const ALL: [SessionState; 3] = [
+        SessionState::New,
+        SessionState::Returning,
+        SessionState::Stale,
+    ];
+
+    /// The `session_state` label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SessionState::New => "new",
+            SessionState::Returning => "returning",
+            SessionState::Stale => "stale",
+        }
+    }
+}
+
+/// Whether a classified request's selection counts as primary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SessionSelection {
+    /// A returning request on its last cluster, or a new or stale one
+    /// within the affinity group (`rank_depth` <= group size).
+    Primary,
+    Fallback,
+}
+
+impl SessionSelection {
+    /// Both selections, in the order of the metric's label values.
+    pub const ALL: [SessionSelection; 2] = [SessionSelection::Primary, SessionSelection::Fallback];
+
+    /// The `selection` label value.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SessionSelection::Primary => "primary",
+            SessionSelection::Fallback => "fallback",
+        }
+    }
+}
+
+/// The six (state, selection) counts of one balancer instance, indexed
+/// `[state][selection]` in the order of [`SessionState::ALL`] and
+/// [`SessionSelection::ALL`].
+pub type SessionCounts = [[u64; 2]; 3];
+
+/// One stripe of counters on its own cache line: each thread adds to its
+/// own (crate::sync), a read sums them.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Stripe([[AtomicU64; 2]; 3]);
+
+/// `stargate_routing_session_selections_total` of one balancer instance
+/// (one target and definition): its six series exist, at 0, from the
+/// first classified request on.
+#[derive(Debug, Default)]
+pub(crate) struct SessionCounters {
+    classified: AtomicBool,
+    stripes: [Stripe; STRIPES],
+}
+
+impl SessionCounters {
+    /// A request was classified: the series exist from now on. Written
+    /// once; later calls only read the flag.
+    pub fn classified(&self) {
+        if !self.classified.load(Ordering::Relaxed) {
+            self.classified.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub fn record(&self, state: SessionState, selection: SessionSelection) {
+        self.classified();
+        let stripe = &self.stripes[stripe_of_this_thread()];
+        stripe.0[state as usize][selection as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts, or `None` before the first classified request.
+    pub fn get(&self) -> Option<SessionCounts> {
+        if !self.classified.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut out = [[0u64; 2]; 3];
+        for stripe in &self.stripes {
+            for (row, counts) in out.iter_mut().zip(&stripe.0) {
+                for (total, count) in row.iter_mut().zip(counts) {
+                    *total = total.wrapping_add(count.load(Ordering::Relaxed));
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Classifies a hint against the candidates: ids compare exactly
+/// (case-sensitive, untrimmed). Allocates nothing.
+pub fn classify(hint: Option<&str>, clusters: &[ClusterSnapshot]) -> SessionState {
+    match hint {
+        None => SessionState::New,
+        Some(id) if clusters.iter().any(|c| c.id == id) => SessionState::Returning,
+        Some(_) => SessionState::Stale,
+    }
+}
+
+/// A request's session as one decision uses it: its state and, for a
+/// returning request, the candidate position of its last cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Session {
+    pub state: SessionState,
+    pub last: Option<usize>,
+}
+
+impl Session {
+    /// The session of a request whose policy turns `last_cluster_affinity`
+    /// on; `None` without an affinity key (the flag then does nothing).
+    /// The state is [`Request::session`] when the caller classified the
+    /// request already (every retry and timed wait reuses it), else the
+    /// hint's classification now.
+    pub fn of(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Option<Session> {
+        request.cache_affinity_key?;
+        let state = request
+            .session
+            .unwrap_or_else(|| classify(request.last_cluster_id, clusters));
+        let last = match (state, request.last_cluster_id) {
+            (SessionState::Returning, Some(id)) => clusters.iter().position(|c| c.id == id),
+            _ => None,
+        };
+        Some(Session { state, last })
+    }
+
+    /// New and stale sessions skip the affinity wait and the prefill
+    /// discount.
+    pub fn keeps_affinity(self) -> bool {
+        self.state == SessionState::Returning
+    }
+}
+
+/// Moves `last` to the front of `order` by rotating the prefix up to it
+/// (the others keep their relative order). `false` when it is not in
+/// `order`.
+pub(crate) fn promote(order: &mut [usize], last: usize) -> bool {
+    match order.iter().position(|&p| p == last) {
+        Some(i) => {
+            order[..=i].rotate_right(1);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Puts `last` at the front of wait-and-widen's ring group: promoted when
+/// a member, else inserted first with the group's last member dropped (the
+/// size stays). An empty group stays empty. Never grows the vector's
+/// storage.
+pub(crate) fn lead_group(group: &mut Vec<usize>, last: usize) {
+    if !group.is_empty() && !promote(group, last) {
+        group.pop();
+        group.insert(0, last);
+    }
+}
+
+/// The selection of a classified request: primary for a returning request
+/// on its last cluster or a new/stale one within the group of `group_size`.
+pub(crate) fn selection(
+    state: SessionState,
+    choice: &Choice,
+    clusters: &[ClusterSnapshot],
+    last_cluster_id: Option<&str>,
+    group_size: u64,
+) -> SessionSelection {
+    let primary = match state {
+        SessionState::Returning => {
+            clusters.get(choice.index).map(|c| c.id.as_str()) == last_cluster_id
+        }
+        SessionState::New | SessionState::Stale => u64::from(choice.rank_depth) <= group_size,
+    };
+    if primary {
+        SessionSelection::Primary
+    } else {
+        SessionSelection::Fallback
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promote_rotates_the_prefix_up_to_the_cluster() {
+        let mut order = [4, 7, 1, 9];
+        assert!(promote(&mut order, 1));
+        assert_eq!(order, [1, 4, 7, 9]);
+        assert!(promote(&mut order, 1));
+        assert_eq!(order, [1, 4, 7, 9]);
+        assert!(!promote(&mut order, 5));
+        assert_eq!(order, [1, 4, 7, 9]);
+    }
+
+    #[test]
+    fn a_group_outsider_is_inserted_first_and_the_last_member_dropped() {
+        let mut group = vec![3, 0, 2];
+        lead_group(&mut group, 5);
+        assert_eq!(group, [5, 3, 0]);
+        lead_group(&mut group, 0);
+        assert_eq!(group, [0, 5, 3]);
+        let mut empty = Vec::new();
+        lead_group(&mut empty, 1);
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn hints_compare_exactly() {
+        let clusters = [ClusterSnapshot::new("a"), ClusterSnapshot::new("B")];
+        assert_eq!(classify(None, &clusters), SessionState::New);
+        assert_eq!(classify(Some("a"), &clusters), SessionState::Returning);
+        assert_eq!(classify(Some("A"), &clusters), SessionState::Stale);
+        assert_eq!(classify(Some("b"), &clusters), SessionState::Stale);
+        assert_eq!(classify(Some(" a"), &clusters), SessionState::Stale);
+        assert_eq!(classify(Some(""), &clusters), SessionState::Stale);
+    }
+}

@@ -1,0 +1,98 @@
+//! Sessions at the router (docs/stargate.md 3.10): the per-target
+//! session-selection counts an exporter reads, and `last_cluster_affinity`
+//! through a configured route table.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use routex::balancer::{
+    ClusterSnapshot, Decision, Request, Scratch, SessionSelection, SessionState,
+};
+use routex::router::{RouteRequest, Router};
+
+fn router() -> Router {
+    let json = r#"{"models": {
+        "chat": {"algorithm": "pulsar-wait-and-widen", "seed": "s", "last_cluster_affinity": true},
+        "plain": {"algorithm": "pulsar-wait-and-widen", "seed": "s"}}}"#;
+    let (table, report) = routex::config::check_lb_config("lb-config.json", json);
+    assert!(!report.has_errors(), "{report:?}");
+    Router::new(table.expect("table"))
+}
+
+fn clusters() -> Vec<ClusterSnapshot> {
+    (0..4)
+        .map(|i| ClusterSnapshot {
+            rtt_ms: 10.0,
+            last_mean_input_tps: 1000.0,
+            max_input_tps: Some(1000.0),
+            max_engine_concurrency: 4,
+            ..ClusterSnapshot::new(format!("c{i}"))
+        })
+        .collect()
+}
+
+fn route(router: &Router, model: &str, key: Option<&str>, hint: Option<&str>) -> Decision {
+    let request = RouteRequest::new(Request {
+        model,
+        routing_key: Some("tenant"),
+        cache_affinity_key: key,
+        input_tokens: Some(100),
+        last_cluster_id: hint,
+        ..Request::default()
+    });
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    router
+        .route(&request, &clusters(), &mut rng, &mut Scratch::default())
+        .expect("routes")
+}
+
+#[test]
+fn session_counts_per_target_and_algorithm() {
+    let router = router();
+    assert!(router.session_selections().is_empty());
+    // Keyless requests and a policy without the flag are not classified.
+    route(&router, "chat", None, Some("c1"));
+    route(&router, "plain", Some("k"), Some("c1"));
+    assert!(router.session_selections().is_empty());
+    // A returning request goes to its last cluster (all free): primary.
+    let d = route(&router, "chat", Some("k"), Some("c2"));
+    assert!(matches!(d, Decision::Selected(c) if c.index == 2 && c.rank_depth == 1));
+    route(&router, "chat", Some("k"), None);
+    route(&router, "chat", Some("k"), Some("C2"));
+    let rows = router.session_selections();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    assert_eq!(
+        (
+            row.model.as_str(),
+            row.routing_key.as_deref(),
+            row.algorithm.name()
+        ),
+        ("chat", Some("tenant"), "pulsar-wait-and-widen")
+    );
+    assert_eq!(
+        row.count(SessionState::Returning, SessionSelection::Primary),
+        1
+    );
+    assert_eq!(row.count(SessionState::New, SessionSelection::Primary), 1);
+    assert_eq!(row.count(SessionState::Stale, SessionSelection::Primary), 1);
+    // All six series, in label order.
+    let series: Vec<_> = row
+        .series()
+        .map(|(s, sel, n)| format!("{}/{}={n}", s.as_str(), sel.as_str()))
+        .collect();
+    assert_eq!(
+        series,
+        [
+            "new/primary=1",
+            "new/fallback=0",
+            "returning/primary=1",
+            "returning/fallback=0",
+            "stale/primary=1",
+            "stale/fallback=0"
+        ]
+    );
+    assert_eq!(
+        routex::router::SESSION_SELECTIONS_TOTAL,
+        "stargate_routing_session_selections_total"
+    );
+}
