@@ -302,7 +302,8 @@ fn a_client_that_disconnects_leaves_no_reservation() {
 #[test]
 fn a_session_stays_where_it_overflowed_with_last_cluster_affinity() {
     for flag in [true, false] {
-        let placed = run_session_check(flag);
+        let mut placed = Vec::new();
+        run(async { placed = session_check(flag).await });
         let expected = if flag { "b" } else { "a" };
         assert_eq!(placed, vec![expected; 10], "last_cluster_affinity {flag}");
     }
@@ -321,12 +322,14 @@ fn session_table(flag: bool) -> routex::ir::RouteTable {
 
 /// A key whose Pulsar ranking (seed `s`) puts `a` first.
 fn key_ranking_a_first(prefix: &str) -> String {
+    use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
+    use routex::router::RouteRequest;
     let router = Router::new(session_table(true));
     let clusters: Vec<ClusterSnapshot> = ["a", "b"]
         .iter()
         .map(|id| ClusterSnapshot {
-            last_mean_input_tps: TPS,
-            max_input_tps: Some(TPS),
+            last_mean_input_tps: fleet::TPS,
+            max_input_tps: Some(fleet::TPS),
             ..ClusterSnapshot::new(*id)
         })
         .collect();
@@ -342,60 +345,23 @@ fn key_ranking_a_first(prefix: &str) -> String {
                 },
                 routing_method: Some(b"pulsar"),
             };
-            let d = router.route(
-                &request,
-                &clusters,
-                &mut rand::rng(),
-                &mut Scratch::default(),
-            );
+            let d = router.route(&request, &clusters, &mut rand::rng(), &mut Scratch::default());
             matches!(d, Ok(Decision::Selected(c)) if c.index == 0)
         })
         .expect("some key ranks a first")
 }
 
-/// Runs the check once; the clusters of the session's last 10 requests.
-fn run_session_check(flag: bool) -> Vec<String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        tokio::time::timeout(LIMIT, session_check(flag))
-            .await
-            .expect("the check finished in time")
-    })
-}
-
+/// The check once; the clusters of the session's last 10 requests.
 async fn session_check(flag: bool) -> Vec<String> {
     let options = front::ProxyOptions {
         sessions: Some(gateway::StoreOptions::default()),
         ..front::ProxyOptions::default()
     };
-    let addr = SocketAddr::from(([127, 0, 0, 1], 0));
-    let (proxy, addr) = Proxy::spawn(session_table(flag), addr, options)
-        .await
-        .unwrap();
-    let url = format!("http://{addr}");
-    let mut backends = Vec::new();
-    for cluster in ["a", "b"] {
-        let config = BackendConfig {
-            cluster: cluster.to_owned(),
-            backend: format!("{cluster}-0"),
-            models: vec![MODEL.to_owned()],
-            slots: 2,
-            input_tps: TPS,
-            kv_capacity_tokens: 1_000_000,
-            service_time: Duration::ZERO,
-            heartbeat_every: None,
-        };
-        backends.push(Backend::spawn(config, &url).await.unwrap());
-    }
-    let fleet = Fleet {
-        proxy,
-        url,
-        backends,
-        client: client::new(),
-    };
+    let configs = ["a", "b"]
+        .iter()
+        .map(|c| backend::BackendConfig::new(c, &[MODEL], 2, fleet::TPS))
+        .collect();
+    let fleet = Fleet::start_table(session_table(flag), configs, options).await;
     let (a, b) = (&fleet.backends[0], &fleet.backends[1]);
     let session = key_ranking_a_first("session");
     let fillers = [key_ranking_a_first("long-1"), key_ranking_a_first("long-2")];

@@ -13,11 +13,12 @@ mod backend;
 mod client;
 #[path = "support/proxy_fleet.rs"]
 mod fleet;
-// Each test binary uses a part of the front end (reloads, views).
+// The gateway's store serves tests/proxy.rs.
 #[allow(dead_code)]
 #[path = "../examples/proxy/gateway.rs"]
-#[allow(dead_code)]
 mod gateway;
+// Each test binary uses a part of the front end (reloads, views).
+#[allow(dead_code)]
 #[path = "../examples/proxy/front.rs"]
 mod front;
 #[path = "../examples/proxy/heartbeat.rs"]

@@ -54,14 +54,6 @@ const FORWARDED: [&str; 5] = [
     headers::PRIORITY,
 ];
 
-/// How the proxy runs.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ProxyOptions {
-    /// Act as the gateway's last-cluster store; `None`: pass the client's
-    /// `x-stargate-last-cluster-id` through only.
-    pub sessions: Option<StoreOptions>,
-}
-
 /// A running proxy; cheap to clone.
 #[derive(Clone)]
 pub struct Proxy {
@@ -82,7 +74,7 @@ struct Shared {
     sessions: Option<SessionStore>,
 }
 
-/// How the proxy judges backend health.
+/// How the proxy judges backend health, and whether it plays the gateway.
 #[derive(Clone, Debug, Default)]
 pub struct ProxyOptions {
     pub health: HealthOptions,
