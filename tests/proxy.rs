@@ -345,7 +345,12 @@ fn key_ranking_a_first(prefix: &str) -> String {
                 },
                 routing_method: Some(b"pulsar"),
             };
-            let d = router.route(&request, &clusters, &mut rand::rng(), &mut Scratch::default());
+            let d = router.route(
+                &request,
+                &clusters,
+                &mut rand::rng(),
+                &mut Scratch::default(),
+            );
             matches!(d, Ok(Decision::Selected(c)) if c.index == 0)
         })
         .expect("some key ranks a first")
