@@ -160,6 +160,7 @@ pub fn init(args: &InitArgs) -> i32 {
     let options = scenario::LoadOptions {
         dir: Some(dir),
         trace: None,
+        stargate: super::target::chosen(),
     };
     let source = args.out.as_ref().map_or_else(
         || "<sim init>".to_string(),
