@@ -90,15 +90,14 @@ pub fn run_check(args: &CheckArgs) -> i32 {
     let mut reports: Vec<Report> = Vec::with_capacity(args.exprs.len());
     for (i, expr) in args.exprs.iter().enumerate() {
         let name = format!("arg:{}", i + 1);
-        let mut report =
-            routex::check::check_expression_for(
-                &name,
-                expr,
-                table.as_ref(),
-                args.model.as_deref(),
-                super::target::get(),
-            )
-            .1;
+        let mut report = routex::check::check_expression_for(
+            &name,
+            expr,
+            table.as_ref(),
+            args.model.as_deref(),
+            super::target::get(),
+        )
+        .1;
         if let Err(error) = projects.finish(None, &mut report) {
             return usage_error(error);
         }

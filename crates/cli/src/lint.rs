@@ -64,9 +64,7 @@ fn lint(args: &LintArgs) -> Result<i32, UsageError> {
     let mut reports = Vec::with_capacity(inputs.len());
     for input in &inputs {
         let mut report = match &input.text {
-            Ok(text) => {
-                routex::config::load_table_for(&input.name, text, super::target::get()).1
-            }
+            Ok(text) => routex::config::load_table_for(&input.name, text, super::target::get()).1,
             Err(why) => unreadable(&input.name, why),
         };
         projects.finish(input.path.as_deref(), &mut report)?;

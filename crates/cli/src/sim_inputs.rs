@@ -91,7 +91,8 @@ pub fn init(args: &InitArgs) -> i32 {
         Err(e) => return usage_error(e),
     };
     let config_name = crate::input::source_name(&args.config);
-    let (table, report) = routex::config::load_table_for(&config_name, &config_text, super::target::get());
+    let (table, report) =
+        routex::config::load_table_for(&config_name, &config_text, super::target::get());
     let table = match table {
         Some(t) if !report.has_errors() => t,
         _ => {

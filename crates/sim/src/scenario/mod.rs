@@ -709,6 +709,7 @@ mod tests {
             repeat: crate::workload::trace::Repeat::Same,
         });
         file.base_config = Some(serde_json::json!({"default": "random"}));
+        file.stargate = Some(Target::Widening);
         let value = serde_json::to_value(&file).expect("serialise");
         let mut from_structs = Vec::new();
         value_paths(&value, "", &mut from_structs);

@@ -168,7 +168,11 @@ pub(super) const SCENARIO: Shape = Shape::Object(&[
     opt("trace", Shape::Nullable(&Shape::Object(TRACE))),
     opt("base_config", Shape::Any),
     req("policies", Shape::Map(&Shape::Str)),
+    opt("stargate", Shape::Enum(&TARGETS)),
 ]);
+
+/// The names of `routex::ir::Target::ALL` (a test checks they agree).
+const TARGETS: [&str; 2] = ["widening", "sessions"];
 
 /// Checks `node` against `shape`; `path` is its dotted path (`""` for the
 /// root). `default` is the built-in scenario's tree, whose values a
@@ -472,5 +476,16 @@ pub(super) fn paths(shape: Shape, prefix: &str, out: &mut Vec<String>) {
         Shape::Nullable(inner) => paths(*inner, prefix, out),
         Shape::List(inner) => paths(*inner, &format!("{prefix}.0"), out),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod target_names {
+    #[test]
+    fn the_scenario_shape_names_every_stargate_target() {
+        assert_eq!(
+            super::TARGETS,
+            routex::ir::Target::ALL.map(routex::ir::Target::name)
+        );
     }
 }
