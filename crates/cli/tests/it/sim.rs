@@ -3,4 +3,5 @@
 mod inputs;
 mod run;
 mod shard;
+mod slurm;
 mod tune;
