@@ -30,6 +30,10 @@ pub enum Event {
     BackendReceive(ReqId),
     /// The 429 of the dispatch in flight reaches the router.
     MismatchReturn(ReqId),
+    /// A successful response reaches the client (and the gateway's
+    /// last-cluster store learns its backend); scheduled only when the
+    /// scenario has a store.
+    ResponseAtClient(ReqId),
     /// A timer of backend `backend`'s engine (`id` and `tag` are the
     /// engine's [`Timer`](crate::engine::Timer)).
     Engine {

@@ -46,6 +46,8 @@ pub mod engine;
 #[doc(hidden)]
 pub mod fleet;
 #[doc(hidden)]
+pub mod gateway;
+#[doc(hidden)]
 pub mod pylon;
 #[doc(hidden)]
 pub mod rng;

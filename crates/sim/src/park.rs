@@ -7,7 +7,7 @@
 //! router's own routing loop.
 
 use super::events::ReqId;
-use routex::balancer::{open_prefix, Balancer, ClusterSnapshot, Request, Scratch};
+use routex::balancer::{open_prefix, Balancer, ClusterSnapshot, Request, Scratch, SessionState};
 use std::time::Duration;
 
 /// How a router waits between decisions.
@@ -164,6 +164,9 @@ pub struct Bands {
     pub k: usize,
     pub wait_ms: u64,
     pub interval_ms: u64,
+    /// The interval of a new or stale session under
+    /// `last_cluster_affinity`, whose wait is 0 (docs/stargate.md 3.10).
+    pub fresh_interval_ms: u64,
 }
 
 impl Bands {
@@ -194,15 +197,36 @@ pub fn wake_mask(
         // Past bit 63 backends share a bit: never clear it for one of them.
         .filter(|(b, c)| *b < 63 && request.excluded.contains(&c.id.as_str()))
         .fold(0, |m, (b, _)| m | bit(b));
+    // A new or stale session of `last_cluster_affinity` does not wait for
+    // its affinity group (docs/stargate.md 3.10).
+    let fresh = || {
+        matches!(
+            balancer.classify(request, snapshots),
+            Some(SessionState::New | SessionState::Stale)
+        )
+    };
     let open = match rule.prefix {
         Prefix::All => return !excluded,
-        Prefix::GroupUntil(x) if request.elapsed >= Duration::from_millis(x) => return !excluded,
+        Prefix::GroupUntil(x) if request.elapsed >= Duration::from_millis(x) || fresh() => {
+            return !excluded
+        }
         Prefix::Bands(_) | Prefix::GroupUntil(_) => {
             let Some(order) = balancer.affinity_order(request, snapshots, scratch) else {
                 return !excluded;
             };
             match rule.prefix {
-                Prefix::Bands(bands) => &order[..bands.open_ranks(order.len(), request.elapsed)],
+                Prefix::Bands(bands) => {
+                    let bands = if fresh() {
+                        Bands {
+                            wait_ms: 0,
+                            interval_ms: bands.fresh_interval_ms,
+                            ..bands
+                        }
+                    } else {
+                        bands
+                    };
+                    &order[..bands.open_ranks(order.len(), request.elapsed)]
+                }
                 _ => order,
             }
         }

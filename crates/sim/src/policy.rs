@@ -83,6 +83,13 @@ impl PolicyKind {
                             .unwrap_or(usize::MAX),
                         wait_ms: w.cache_affinity_wait_ms,
                         interval_ms: w.band_widen_interval_ms,
+                        // docs/stargate.md 3.10: an unset interval follows
+                        // a new session's wait of 0.
+                        fresh_interval_ms: if w.band_widen_interval_is_default {
+                            0
+                        } else {
+                            w.band_widen_interval_ms
+                        },
                     }),
                 },
                 Settings::WaitAndWiden(w) => WakeRule {

@@ -443,6 +443,7 @@ fn settings(
         max_wait_ms: 10_000,
         timeout_us: 300_000 * US_PER_MS,
         ttft_slo_us: 10_000 * US_PER_MS,
+        last_cluster_store: None,
         workload: Arc::new(BenchWorkload::new(&[], 1)),
         warmup_s: 0.0,
         measure_s: 1.0,

@@ -18,6 +18,7 @@ mod stats;
 use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
 use super::fleet::{BackendProfile, Fault, FaultAction, RunDetail, Trigger};
+use super::gateway::{LastClusterStore, StoreSettings};
 use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
 use super::park::{ParkingLot, WaitMode};
 use super::policy::PolicyKind;
@@ -55,6 +56,9 @@ pub struct SimSettings {
     pub max_wait_ms: u64,
     pub timeout_us: Micros,
     pub ttft_slo_us: Micros,
+    /// The gateway's last-cluster store; `None`: requests carry no
+    /// `x-stargate-last-cluster-id`.
+    pub last_cluster_store: Option<StoreSettings>,
     /// Where requests come from.
     pub workload: Arc<dyn WorkloadSource>,
     pub warmup_s: f64,
@@ -146,6 +150,8 @@ struct Sim<'a> {
     silent_until: Vec<Micros>,
     /// The latest send (the measured window's end under a closed loop).
     last_sent: Micros,
+    /// The gateway's last-cluster store, when the scenario has one.
+    store: Option<LastClusterStore>,
 }
 
 /// Runs one (policy, rate, seed).
@@ -209,6 +215,10 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let n = plan.requests.len();
+        let store = s.last_cluster_store.map(|settings| {
+            let ids: Vec<&str> = topo.backends.iter().map(|b| b.id.as_str()).collect();
+            LastClusterStore::new(settings, &s.routing_key, &s.model, &plan.key_names, &ids)
+        });
         let routers: Vec<Box<dyn SimRouter>> = topo
             .routers
             .iter()
@@ -256,6 +266,7 @@ impl<'a> Sim<'a> {
             removed_any: false,
             silent_until: vec![0; topo.backends.len()],
             last_sent: 0,
+            store,
         }
     }
 
@@ -318,6 +329,7 @@ impl<'a> Sim<'a> {
             }
             Event::BackendReceive(i) => self.receive(i),
             Event::MismatchReturn(i) => self.mismatch_return(i),
+            Event::ResponseAtClient(i) => self.learn_session(i),
             Event::Engine { backend, id, tag } => {
                 self.engine_timer(backend as usize, engine::Timer { id, tag })
             }

@@ -11,7 +11,7 @@ use crate::routers::Ask;
 use crate::time::to_duration;
 use crate::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use routex::balancer::has_capacity;
-use routex::balancer::Request;
+use routex::balancer::{classify_session, Request};
 
 impl Sim<'_> {
     pub(super) fn arrive(&mut self, i: ReqId) {
@@ -47,6 +47,19 @@ impl Sim<'_> {
         let arrival = self.plan.requests[idx].arrival;
         self.timeouts
             .push_back((arrival.saturating_add(self.s.timeout_us), i));
+        if let Some(store) = &self.store {
+            // The gateway adds the session's last cluster; the request is
+            // classified once, against its router's candidates.
+            let p = self.plan.requests[idx];
+            let hint = store.last_backend(p.key, self.now);
+            let view = self.views[p.router as usize].snapshots();
+            let id = hint
+                .and_then(|b| view.get(b as usize))
+                .map(|c| c.id.as_str());
+            let st = &mut self.reqs[idx];
+            st.last_backend = hint;
+            st.session = Some(classify_session(id, view));
+        }
         self.route(i);
     }
 
@@ -100,8 +113,11 @@ impl Sim<'_> {
                 request_slo_ms: Some(self.s.request_slo_ms),
                 elapsed: to_duration(self.now - p.arrival),
                 excluded,
-                last_cluster_id: None,
-                session: None,
+                last_cluster_id: st
+                    .last_backend
+                    .and_then(|b| ids.get(b as usize))
+                    .map(|c| c.id.as_str()),
+                session: st.session,
             },
             blocks: self.plan.blocks_of(&p),
             block_tokens: self.plan.block_tokens,

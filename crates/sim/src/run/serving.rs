@@ -108,6 +108,19 @@ impl Sim<'_> {
         // A completion after the client gave up is left to the timeout.
         if client_done <= p.arrival.saturating_add(self.s.timeout_us) {
             self.resolve(i, Outcome::Succeeded);
+            if self.store.is_some() {
+                self.queue.push(client_done, Event::ResponseAtClient(i));
+            }
+        }
+    }
+
+    /// A successful response reached the client: the gateway remembers its
+    /// backend for the session (docs/stargate.md 3.10).
+    pub(super) fn learn_session(&mut self, i: ReqId) {
+        let idx = i as usize;
+        let (key, backend) = (self.plan.requests[idx].key, self.reqs[idx].backend);
+        if let Some(store) = &mut self.store {
+            store.record(key, backend, self.now);
         }
     }
 

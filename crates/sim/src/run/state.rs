@@ -2,6 +2,7 @@
 
 use crate::metrics::Outcome;
 use crate::time::Micros;
+use routex::balancer::SessionState;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Phase {
@@ -40,6 +41,12 @@ pub(super) struct ReqState {
     pub(super) client_done: Micros,
     /// When the request was resolved (succeeded, failed or timed out).
     pub(super) resolved_at: Micros,
+    /// The session's last backend as the gateway sent it
+    /// (`x-stargate-last-cluster-id`), read once when the request is sent.
+    pub(super) last_backend: Option<u32>,
+    /// The session's classification, made once when the request is sent
+    /// and reused by every attempt (docs/stargate.md 3.10).
+    pub(super) session: Option<SessionState>,
 }
 
 impl ReqState {
@@ -63,6 +70,8 @@ impl ReqState {
             client_first_token: 0,
             client_done: 0,
             resolved_at: 0,
+            last_backend: None,
+            session: None,
         }
     }
 }

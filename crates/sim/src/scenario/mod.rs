@@ -131,6 +131,24 @@ pub struct ClientSpec {
     pub max_wait_ms: u64,
     pub timeout_ms: u64,
     pub ttft_slo_ms: u64,
+    /// The gateway's last-cluster store (docs/stargate.md 3.10): each
+    /// request of a session carries the backend of the session's last
+    /// successful response as `x-stargate-last-cluster-id`. Absent or
+    /// `null`: no store, no request carries a hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_cluster_store: Option<LastClusterStoreSpec>,
+}
+
+/// `client.last_cluster_store` (docs/simulator.md, "The gateway's
+/// last-cluster store").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastClusterStoreSpec {
+    /// How long an entry lives after the response that wrote it.
+    pub ttl_ms: u64,
+    /// The most sessions remembered at once; absent: 65 536.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sessions: Option<u32>,
 }
 
 /// A compiled policy of the scenario.
@@ -518,6 +536,14 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         max_wait_ms: f.client.max_wait_ms,
         timeout_us: f.client.timeout_ms.saturating_mul(US_PER_MS),
         ttft_slo_us: f.client.ttft_slo_ms.saturating_mul(US_PER_MS) as Micros,
+        last_cluster_store: f.client.last_cluster_store.as_ref().map(|store| {
+            crate::gateway::StoreSettings {
+                ttl_us: store.ttl_ms.saturating_mul(US_PER_MS),
+                max_sessions: store
+                    .max_sessions
+                    .unwrap_or(crate::gateway::DEFAULT_MAX_SESSIONS),
+            }
+        }),
         workload,
         warmup_s: f.warmup_s,
         measure_s: f.measure_s,
@@ -710,6 +736,10 @@ mod tests {
         });
         file.base_config = Some(serde_json::json!({"default": "random"}));
         file.stargate = Some(Target::Widening);
+        file.client.last_cluster_store = Some(LastClusterStoreSpec {
+            ttl_ms: 1,
+            max_sessions: Some(2),
+        });
         let value = serde_json::to_value(&file).expect("serialise");
         let mut from_structs = Vec::new();
         value_paths(&value, "", &mut from_structs);

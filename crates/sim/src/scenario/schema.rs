@@ -127,11 +127,16 @@ const ROUTER: &[Field] = &[
     req("routing_key", Shape::Str),
     req("model", Shape::Str),
 ];
+const LAST_CLUSTER_STORE: &[Field] = &[req("ttl_ms", U64), opt("max_sessions", U32)];
 const CLIENT: &[Field] = &[
     req("request_slo_ms", U64),
     req("max_wait_ms", U64),
     req("timeout_ms", U64),
     req("ttft_slo_ms", U64),
+    opt(
+        "last_cluster_store",
+        Shape::Nullable(&Shape::Object(LAST_CLUSTER_STORE)),
+    ),
 ];
 const WORKLOAD: &[Field] = &[
     req("keys", U32),

@@ -324,6 +324,21 @@ fn router_and_client(f: &ScenarioFile, err: &mut Err<'_>) {
     ] {
         ms_at_most(err, key, v);
     }
+    if let Some(store) = &c.last_cluster_store {
+        ms_at_most(err, "client.last_cluster_store.ttl_ms", store.ttl_ms);
+        if store.ttl_ms == 0 {
+            err(
+                "client.last_cluster_store.ttl_ms",
+                "`ttl_ms` must be > 0 (an entry would expire as it is written)".into(),
+            );
+        }
+        if store.max_sessions == Some(0) {
+            err(
+                "client.last_cluster_store.max_sessions",
+                "`max_sessions` must be > 0 (omit it for 65536)".into(),
+            );
+        }
+    }
 }
 
 /// The synthetic workload's keys and sizes, or the trace's settings.

@@ -54,12 +54,13 @@ fn bundled_scenarios_are_valid() {
             && !name.starts_with("scenario-compare-")
             && name != "scenario-fast-validation.json"
             && name != "scenario-sessions.json"
+            && !name.starts_with("scenario-sessions-trace-")
         {
             assert_eq!(p.policies.len(), 7, "{name}");
         }
         seen += 1;
     }
-    assert_eq!(seen, 15);
+    assert_eq!(seen, 17);
 }
 
 #[test]
