@@ -157,20 +157,22 @@ fn the_last_cluster_store_key() {
             1,
         )
     };
-    let report = load("s.json", &with("\"last_cluster_stor\": {\"ttl_ms\": 1}"))
-        .expect_err("unknown key");
+    let report =
+        load("s.json", &with("\"last_cluster_stor\": {\"ttl_ms\": 1}")).expect_err("unknown key");
     let d = report.first_error().expect("an error");
     assert_eq!(d.code, Code::UnknownField);
     assert!(
         d.help.iter().any(|h| h.contains("`last_cluster_store`")),
         "{d:?}"
     );
-    let (code, _, message) =
-        first_error(&with("\"last_cluster_store\": {\"ttl_ms\": 1, \"max_sesions\": 2}"));
+    let (code, _, message) = first_error(&with(
+        "\"last_cluster_store\": {\"ttl_ms\": 1, \"max_sesions\": 2}",
+    ));
     assert_eq!(code, Code::UnknownField);
     assert!(message.contains("max_sesions"), "{message}");
-    let (code, _, message) =
-        first_error(&with("\"last_cluster_store\": {\"ttl_ms\": 1, \"max_sessions\": 0}"));
+    let (code, _, message) = first_error(&with(
+        "\"last_cluster_store\": {\"ttl_ms\": 1, \"max_sessions\": 0}",
+    ));
     assert_eq!(code, Code::InvalidValue);
     assert!(message.contains("`max_sessions` must be > 0"), "{message}");
     let (code, _, message) = first_error(&with("\"last_cluster_store\": {\"ttl_ms\": 0}"));
@@ -181,5 +183,11 @@ fn the_last_cluster_store_key() {
     assert_eq!((store.ttl_us, store.max_sessions), (2_000, 65_536));
     let p = load("s.json", &with("\"last_cluster_store\": null")).expect("valid");
     assert_eq!(p.settings.last_cluster_store, None);
-    assert_eq!(load("d.json", DEFAULT_SCENARIO).expect("valid").settings.last_cluster_store, None);
+    assert_eq!(
+        load("d.json", DEFAULT_SCENARIO)
+            .expect("valid")
+            .settings
+            .last_cluster_store,
+        None
+    );
 }
