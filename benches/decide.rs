@@ -7,8 +7,9 @@
 //! `decide` and through `decide_named` (the candidate list named, as the
 //! simulator's views do).
 //!
-//! `decide-sessions` is wait-and-widen and pulsar-wait-and-widen with
-//! `last_cluster_affinity` on (returning, stale and new sessions mixed).
+//! `decide-sessions` is wait-and-widen and pulsar-wait-and-widen under the
+//! `sessions` target with `last_cluster_affinity` off, on with returning,
+//! stale and new sessions mixed, and on with every session returning.
 //!
 //! Run: cargo bench --bench decide -- --warm-up-time 1 --measurement-time 3
 
@@ -257,23 +258,27 @@ fn bench_band_walk_poll(c: &mut Criterion) {
     group.finish();
 }
 
-/// `last_cluster_affinity` on (docs/stargate.md 3.10): the two algorithms
-/// that take it, with a third of the requests returning (to a cluster
-/// spread over the fleet), a third stale and a third new; beside
-/// `decide/*` of the same settings without the flag.
+/// `last_cluster_affinity` (docs/stargate.md 3.10) on the two algorithms
+/// that take it, with the `sessions` target's settings: `off` (the flag
+/// off, no hints: the baseline of the same run), `mixed` (a third of the
+/// requests returning to a cluster spread over the fleet, a third stale, a
+/// third new) and `returning` (every request returning).
 fn bench_sessions(c: &mut Criterion) {
     let keys: Vec<String> = (0..KEYS).map(|i| format!("prefix-{i}")).collect();
     let mut group = c.benchmark_group("decide-sessions");
     for n in SIZES {
         let cs = clusters(n);
-        let hints: Vec<Option<&str>> = (0..KEYS)
+        let returning = |i: usize| Some(cs[(i * 7) % n].id.as_str());
+        let mixed: Vec<Option<&str>> = (0..KEYS)
             .map(|i| match i % 3 {
-                0 => Some(cs[(i * 7) % n].id.as_str()),
+                0 => returning(i),
                 1 => Some("gone"),
                 _ => None,
             })
             .collect();
-        let sessions = |algorithm| {
+        let all_returning: Vec<Option<&str>> = (0..KEYS).map(returning).collect();
+        let no_hints: Vec<Option<&str>> = vec![None; KEYS];
+        let balancer = |algorithm, flag| {
             let settings = match algorithm {
                 Algorithm::WaitAndWiden => Settings::WaitAndWiden(WaitAndWidenSettings {
                     seed: "bench".into(),
@@ -282,11 +287,11 @@ fn bench_sessions(c: &mut Criterion) {
                     cache_affinity_backend_selection_count: Some(2),
                     cache_affinity_input_tokens_scale: 0.5,
                     cache_affinity_wait_ms: 300,
-                    last_cluster_affinity: true,
+                    last_cluster_affinity: flag,
                     bucket: bucket(),
                 }),
                 _ => Settings::PulsarWaitAndWiden(PulsarWaitAndWidenSettings {
-                    last_cluster_affinity: true,
+                    last_cluster_affinity: flag,
                     no_queue_slo_shortcut: false,
                     ..pww()
                 }),
@@ -299,33 +304,41 @@ fn bench_sessions(c: &mut Criterion) {
                 settings,
             })
         };
-        for (name, balancer) in [
-            ("wait-and-widen", sessions(Algorithm::WaitAndWiden)),
-            (
-                "pulsar-wait-and-widen",
-                sessions(Algorithm::PulsarWaitAndWiden),
-            ),
+        for (name, algorithm) in [
+            ("wait-and-widen", Algorithm::WaitAndWiden),
+            ("pulsar-wait-and-widen", Algorithm::PulsarWaitAndWiden),
         ] {
-            let mut scratch = Scratch::default();
-            let mut rng = ChaCha8Rng::seed_from_u64(1);
-            let request = |i: usize| Request {
-                model: "model-a",
-                cache_affinity_key: Some(&keys[i % KEYS]),
-                input_tokens: Some(2000),
-                elapsed: Duration::from_millis((i as u64 * 37) % 900),
-                last_cluster_id: hints[i % KEYS],
-                ..Request::default()
-            };
-            for i in 0..KEYS * 4 {
-                balancer.decide(&request(i), &cs, &mut rng, &mut scratch);
+            for (variant, flag, hints) in [
+                ("off", false, &no_hints),
+                ("mixed", true, &mixed),
+                ("returning", true, &all_returning),
+            ] {
+                let balancer = balancer(algorithm, flag);
+                let mut scratch = Scratch::default();
+                let mut rng = ChaCha8Rng::seed_from_u64(1);
+                let request = |i: usize| Request {
+                    model: "model-a",
+                    cache_affinity_key: Some(&keys[i % KEYS]),
+                    input_tokens: Some(2000),
+                    elapsed: Duration::from_millis((i as u64 * 37) % 900),
+                    last_cluster_id: hints[i % KEYS],
+                    ..Request::default()
+                };
+                for i in 0..KEYS * 4 {
+                    balancer.decide(&request(i), &cs, &mut rng, &mut scratch);
+                }
+                let mut i = 0;
+                group.bench_with_input(
+                    BenchmarkId::new(format!("{name}-{variant}"), n),
+                    &n,
+                    |b, _| {
+                        b.iter(|| {
+                            i += 1;
+                            black_box(balancer.decide(&request(i), &cs, &mut rng, &mut scratch))
+                        })
+                    },
+                );
             }
-            let mut i = 0;
-            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
-                b.iter(|| {
-                    i += 1;
-                    black_box(balancer.decide(&request(i), &cs, &mut rng, &mut scratch))
-                })
-            });
         }
     }
     group.finish();

@@ -73,6 +73,28 @@ fn route_pww(c: &mut Criterion) {
             router.route(&requests[i], &clusters, &mut rng, &mut scratch)
         })
     });
+    // The same route with `last_cluster_affinity` on in the base the
+    // expression builds on (docs/stargate.md 3.10): a third of the
+    // requests returning, a third stale, a third new; then all returning.
+    let sessions = Router::new(inputs::sessions_table());
+    for (name, requests) in [
+        (
+            "route/pww_20_clusters_sessions",
+            inputs::session_requests(&requests, &clusters),
+        ),
+        (
+            "route/pww_20_clusters_returning",
+            inputs::returning_requests(&requests, &clusters),
+        ),
+    ] {
+        let mut i = 0;
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                i = (i + 1) % requests.len();
+                sessions.route(&requests[i], &clusters, &mut rng, &mut scratch)
+            })
+        });
+    }
 }
 
 /// Each thread's requests: its own 64 affinity keys (as request threads

@@ -25,7 +25,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 const OPERATIONS: &str =
-    "reference | resolve-hit | route-pww | route-pww-sessions | route-view | stats-report | \
+    "reference | resolve-hit | route-pww | route-pww-sessions | route-pww-returning | route-view | stats-report | \
 new-key-below-cap | new-key-past-cap | threads-same-T | threads-own-T (T threads)";
 
 fn main() {
@@ -90,6 +90,16 @@ fn main() {
             let router = Router::new(inputs::sessions_table());
             let clusters = inputs::clusters();
             let requests = inputs::session_requests(&requests, &clusters);
+            for i in 0..n {
+                let r = &requests[i % requests.len()];
+                black_box(router.route(r, &clusters, &mut rng, &mut scratch).ok());
+            }
+        }
+        "route-pww-returning" => {
+            // route-pww-sessions with every request a returning session.
+            let router = Router::new(inputs::sessions_table());
+            let clusters = inputs::clusters();
+            let requests = inputs::returning_requests(&requests, &clusters);
             for i in 0..n {
                 let r = &requests[i % requests.len()];
                 black_box(router.route(r, &clusters, &mut rng, &mut scratch).ok());

@@ -306,6 +306,18 @@ fn session_classification_and_reorder_do_not_allocate() {
             }
         }
     };
+    // The hints classify as intended: the counted decisions include
+    // returning sessions (whose order is reordered), not only new ones.
+    let resolved = router.resolve("pww", None, None).expect("resolves");
+    let states: Vec<_> = requests[..4]
+        .iter()
+        .map(|r| resolved.instance().classify(&r.request, &clusters))
+        .collect();
+    use routex::balancer::SessionState::{New, Returning, Stale};
+    assert_eq!(
+        states,
+        [Some(Returning), Some(Returning), Some(Stale), Some(New)]
+    );
     route_all(20);
     let allocations = allocations_during(|| route_all(200));
     assert_eq!(
@@ -313,7 +325,6 @@ fn session_classification_and_reorder_do_not_allocate() {
         "allocations in 1600 session decisions after warm-up"
     );
     // The classification the driver makes once per request is free too.
-    let resolved = router.resolve("pww", None, None).expect("resolves");
     let allocations = allocations_during(|| {
         for request in &requests {
             std::hint::black_box(resolved.instance().classify(&request.request, &clusters));

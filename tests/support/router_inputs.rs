@@ -65,6 +65,24 @@ pub fn sessions_table() -> routex::ir::RouteTable {
     table.expect("the sessions table")
 }
 
+/// `requests` with session hints, every one naming a candidate (to a
+/// cluster spread over `clusters`): returning sessions only.
+#[allow(dead_code)]
+pub fn returning_requests<'a>(
+    requests: &[RouteRequest<'a>],
+    clusters: &'a [ClusterSnapshot],
+) -> Vec<RouteRequest<'a>> {
+    requests
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut r = r.clone();
+            r.request.last_cluster_id = Some(clusters[(i * 7) % clusters.len()].id.as_str());
+            r
+        })
+        .collect()
+}
+
 /// `requests` with session hints: a third returning (to a cluster spread
 /// over `clusters`), a third stale, a third new.
 #[allow(dead_code)]
