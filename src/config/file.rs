@@ -18,16 +18,27 @@ pub enum LoadError {
     /// The file could not be opened or read.
     #[error("{}: {}", path.display(), io_reason(source))]
     Io {
+        /// The path as given.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
     /// The file is larger than [`MAX_INPUT_BYTES`]; it was not read whole.
     #[error("{}: file is larger than the {} MiB input limit", path.display(), MAX_INPUT_BYTES / (1024 * 1024))]
-    TooLarge { path: PathBuf },
+    TooLarge {
+        /// The path as given.
+        path: PathBuf,
+    },
     /// The file is not UTF-8; `byte` is the offset of the first invalid byte.
     #[error("{}: not valid UTF-8 (byte {byte})", path.display())]
-    NotUtf8 { path: PathBuf, byte: usize },
+    NotUtf8 {
+        /// The path as given.
+        path: PathBuf,
+        /// Byte offset of the first byte that is not valid UTF-8.
+        byte: usize,
+    },
+
     /// The file was read but has errors; the report holds every diagnostic
     /// (its `Display` prints one line per diagnostic).
     #[error("{0}")]

@@ -5,29 +5,41 @@
 
 use crate::diag::Span;
 
+/// A JSON value; nested values carry their spans ([`Node`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Json {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
     /// The number as written; the reader types it per field.
     Number(String),
+    /// A string, escapes decoded.
     String(String),
+    /// An array's elements in order.
     Array(Vec<Node>),
+    /// An object's members in source order, duplicate keys kept.
     Object(Vec<Member>),
 }
 
 /// A value with its span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
+    /// The value.
     pub value: Json,
+    /// The value's text, byte offsets into the document (quotes and
+    /// brackets included).
     pub span: Span,
 }
 
 /// `"key": value` with the key's span (quotes included).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Member {
+    /// The key, escapes decoded.
     pub key: String,
+    /// The key's text in the document, quotes included.
     pub key_span: Span,
+    /// The member's value.
     pub value: Node,
 }
 
@@ -55,8 +67,12 @@ impl Json {
 /// float), as stargate's start-up does.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum JsonNumber {
+    /// A non-negative integer that fits u64.
     Unsigned(u64),
+    /// A negative integer that fits i64 (never `-0`).
     Signed(i64),
+    /// Anything else: a fraction, an exponent, `-0`, or an integer out of
+    /// range (NaN only for a literal the parser would have refused).
     Float(f64),
 }
 
@@ -93,7 +109,9 @@ pub fn is_integer(number: &str) -> bool {
 /// A syntax error: message and byte offset.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JsonError {
+    /// What is wrong, one sentence for a diagnostic.
     pub message: String,
+    /// Byte offset into the document where the error was found.
     pub at: usize,
 }
 

@@ -14,11 +14,17 @@ use std::collections::HashMap;
 /// wins, as it does when the file is read.
 #[derive(Clone, Debug, Default)]
 pub struct Locations {
+    /// The `default` entry (route file: the `default = EXPR` item); `None`
+    /// when the file has none.
     pub default: Option<Span>,
     /// The `request_algorithms` key itself (the first `allow` of a route
     /// file), for a removed entry.
     pub request_algorithms_key: Option<Span>,
+    /// Each top-level `request_algorithms` entry (route file: top-level
+    /// `allow`), by the algorithm it names.
     pub request_algorithms: HashMap<Algorithm, Span>,
+    /// Each model entry's key (route file: its `model "ID"` id), by model
+    /// name.
     pub models: HashMap<String, Span>,
 }
 

@@ -72,7 +72,9 @@ impl Place {
 /// it resolves to, where it is written, and each field's provenance.
 #[derive(Clone, Debug)]
 pub struct Side {
+    /// Where the definition is written in its file.
     pub place: Place,
+    /// The definition a method naming the algorithm resolves to.
     pub definition: Arc<Definition>,
     /// [`crate::check::provenance`] by IR field name, in IR order.
     pub provenance: IndexMap<String, Provenance>,
@@ -171,17 +173,23 @@ fn provenance_name(provenance: Provenance) -> String {
 /// One field whose value or provenance differs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldChange {
+    /// The field's IR name (an admission or settings key).
     pub field: String,
+    /// The old table's value (IR JSON) and where it comes from.
     pub before: (Value, FieldSource),
+    /// The new table's value (IR JSON) and where it comes from.
     pub after: (Value, FieldSource),
 }
 
 /// One algorithm of a set that resolves differently.
 #[derive(Clone, Debug)]
 pub struct AlgorithmDiff {
+    /// The algorithm a method names.
     pub algorithm: Algorithm,
-    /// `None`: not available (a method naming it is `unavailable`).
+    /// The old table's side; `None`: not available (a method naming it is
+    /// `unavailable`).
     pub before: Option<Side>,
+    /// The new table's side; `None`: not available.
     pub after: Option<Side>,
     /// Fields whose value or provenance differ, when both sides exist.
     pub changes: Vec<FieldChange>,
@@ -211,6 +219,7 @@ pub enum Presence {
 }
 
 impl Presence {
+    /// The JSON spelling (`changed`, `added`, `removed`).
     pub const fn name(self) -> &'static str {
         match self {
             Presence::Changed => "changed",
@@ -225,18 +234,21 @@ impl Presence {
 pub struct SetDiff {
     /// The model id; `None` is every model without an entry.
     pub model: Option<String>,
+    /// Whether the model is listed in both tables or only in one.
     pub presence: Presence,
     /// The configured algorithm (no `x-routing-method`), before and after.
     pub configured: (Algorithm, Algorithm),
     /// The algorithms that resolve differently, the configured ones
-    /// first, then in [`Algorithm::ALL`] order; those inherited through the top-level `request_algorithms`
-    /// on both sides are in [`TableDiff::request_algorithms`] instead.
+    /// first, then in [`Algorithm::ALL`] order; those inherited through
+    /// the top-level `request_algorithms` on both sides are in
+    /// [`TableDiff::request_algorithms`] instead.
     pub algorithms: Vec<AlgorithmDiff>,
 }
 
 /// A change of the top-level `request_algorithms`, and who inherits it.
 #[derive(Clone, Debug)]
 pub struct TopLevelDiff {
+    /// How the top-level entry for the algorithm changed.
     pub diff: AlgorithmDiff,
     /// Whether models without an entry resolve it there (their `default`
     /// is another algorithm) on both sides.
@@ -249,6 +261,8 @@ pub struct TopLevelDiff {
 /// Everything that resolves differently between two tables.
 #[derive(Clone, Debug)]
 pub struct TableDiff {
+    /// Changes of the top-level `request_algorithms`, in
+    /// [`Algorithm::ALL`] order.
     pub request_algorithms: Vec<TopLevelDiff>,
     /// Models without an entry first, then the old table's models in its
     /// order, then the models only the new table lists.
@@ -260,6 +274,8 @@ pub struct TableDiff {
 }
 
 impl TableDiff {
+    /// Whether nothing resolves differently (no top-level change and no
+    /// set change).
     pub fn is_empty(&self) -> bool {
         self.request_algorithms.is_empty() && self.sets.is_empty()
     }

@@ -24,13 +24,20 @@ pub enum RejectionCause {
     Unavailable,
     /// Expressions that set `sets` but not `missing`: the old base held
     /// `missing`, the new base does not.
-    LoneBound { sets: Field, missing: Field },
+    LoneBound {
+        /// The queue-time bound such an expression sets.
+        sets: Field,
+        /// The other bound, which the new base no longer supplies.
+        missing: Field,
+    },
 }
 
 /// One class of newly rejected expressions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RejectedClass {
+    /// The algorithm the expressions name.
     pub algorithm: Algorithm,
+    /// Why they are now rejected.
     pub rejected: RejectionCause,
 }
 

@@ -18,11 +18,20 @@ use Algorithm::{PowerOfN, Pulsar, PulsarWaitAndWiden, WaitAndWiden};
 /// The value kind a field takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// `true` or `false` (in an expression, a token or string whose text
+    /// is exactly one of them).
     Boolean,
+    /// Free text: a JSON string, or an expression token or quoted string
+    /// (a number such as `seed=1` is invalid).
     Text,
+    /// An integer from 0 to 2^64-1 (an expression also accepts a quoted
+    /// plain number without fraction or sign, `"100"`).
     Unsigned,
+    /// A finite number, integer or decimal.
     Decimal,
+    /// One of the [`Comparator`] names.
     Comparator,
+    /// One of the [`RendezvousWeight`] names.
     Weight,
 }
 
@@ -57,11 +66,17 @@ impl Kind {
 /// A typed field value, before range checks.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Typed {
+    /// A [`Kind::Boolean`] value.
     Bool(bool),
+    /// A [`Kind::Text`] value.
     Text(String),
+    /// A [`Kind::Unsigned`] value.
     Unsigned(u64),
+    /// A [`Kind::Decimal`] value.
     Decimal(f64),
+    /// A [`Kind::Comparator`] value.
     Comparator(Comparator),
+    /// A [`Kind::Weight`] value.
     Weight(RendezvousWeight),
 }
 
@@ -116,16 +131,23 @@ field_value!(RendezvousWeight, Weight, Weight, |v: &RendezvousWeight| *v);
 pub enum JsonRange {
     /// No range beyond the kind.
     Any,
+    /// An unsigned field's inclusive bounds `(min, max)`, such as
+    /// `sample_count`'s 1..=64.
     Unsigned(u64, u64),
+    /// A decimal field's inclusive bounds `(min, max)`, such as
+    /// `cache_affinity_input_tokens_scale`'s 0.0..=1.0.
     Decimal(f64, f64),
 }
 
 /// One row of the field table.
 #[derive(Clone, Copy, Debug)]
 pub struct FieldSpec {
+    /// The field this row describes; `FIELDS[f as usize].field == f`.
     pub field: Field,
     /// The lb-config.json key and expression parameter name.
     pub name: &'static str,
+    /// The kind of value the field takes (from the Rust type it holds in a
+    /// [`FieldSet`]).
     pub kind: Kind,
     /// The default as `explain`, hover and completion write it ("unset"
     /// when the field has no value by default).
@@ -268,6 +290,7 @@ macro_rules! field_table {
 /// [`set`] was given a value of another kind than the field's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KindMismatch {
+    /// The field [`set`] was asked to change (left unchanged).
     pub field: Field,
     /// The refused value.
     pub got: Typed,
@@ -514,6 +537,7 @@ impl Field {
         FIELDS.iter().find(|s| s.name == name).map(|s| s.field)
     }
 
+    /// The kind of value the field takes (its row's [`FieldSpec::kind`]).
     pub const fn kind(self) -> Kind {
         self.spec().kind
     }

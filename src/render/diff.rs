@@ -57,6 +57,8 @@ pub fn to_value(diff: &TableDiff, old: &str, new: &str) -> Value {
     serde_json::to_value(document(diff, old, new)).unwrap_or(Value::Null)
 }
 
+/// The version-1 document pretty-printed, with a trailing newline; `old`
+/// and `new` are the compared files' names as the document records them.
 pub fn render_json(diff: &TableDiff, old: &str, new: &str) -> String {
     let mut text = serde_json::to_string_pretty(&document(diff, old, new)).unwrap_or_default();
     text.push('\n');

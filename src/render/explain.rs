@@ -6,6 +6,7 @@
 use crate::check::{Explanation, Implication, Provenance};
 use serde_json::{json, Value};
 
+/// Version of the JSON document (its `"version"` member).
 pub const VERSION: u32 = 1;
 
 /// `{"version": 1, "policy": IR, "provenance": {field: origin},
@@ -19,6 +20,7 @@ pub fn to_value(explanation: &Explanation) -> Value {
     })
 }
 
+/// [`to_value`]'s document pretty-printed, with a trailing newline.
 pub fn render_json(explanation: &Explanation) -> String {
     let mut text = serde_json::to_string_pretty(&to_value(explanation)).unwrap_or_default();
     text.push('\n');
@@ -28,8 +30,11 @@ pub fn render_json(explanation: &Explanation) -> String {
 /// One row of the human table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
+    /// The field's IR name.
     pub field: String,
+    /// The resolved value as JSON text (`2`, `"ttft"`), or `unset`.
     pub value: String,
+
     /// `default`, `config`, `expression`, or for an implied value
     /// `implied by FIELD from ORIGIN; ORIGIN set VALUE`.
     pub from: String,

@@ -7,6 +7,8 @@ use super::Locator;
 use crate::diag::{Report, Severity};
 use std::fmt::Write;
 
+/// Every diagnostic of every report as one workflow command per line,
+/// positions from each report's own text.
 pub fn render(reports: &[Report]) -> String {
     let mut out = String::new();
     for report in reports {

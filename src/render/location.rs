@@ -10,10 +10,16 @@ use crate::diag::{LineIndex, Report, Span};
 /// (columns in characters; the end is exclusive, as in SARIF).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
+    /// The clamped span: within the text, on character boundaries, and
+    /// `start <= end`.
     pub span: Span,
+    /// 1-based line of the start.
     pub line: usize,
+    /// 1-based column of the start, in characters.
     pub column: usize,
+    /// 1-based line of the end.
     pub end_line: usize,
+    /// 1-based column of the end, in characters, exclusive.
     pub end_column: usize,
 }
 
@@ -28,10 +34,12 @@ pub struct Locator<'a> {
 }
 
 impl<'a> Locator<'a> {
+    /// Positions in the report's text (indexes it once).
     pub fn new(report: &'a Report) -> Self {
         Self::of_text(&report.text)
     }
 
+    /// Positions in `text` (indexes it once, linear in its length).
     pub fn of_text(text: &'a str) -> Self {
         Locator {
             text,

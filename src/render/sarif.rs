@@ -20,6 +20,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
 
+/// The log's `$schema`: SARIF 2.1.0.
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 /// The base of relative file paths.
@@ -46,10 +47,12 @@ pub fn to_value_in(reports: &[Report], working_directory: Option<&str>) -> serde
     serde_json::to_value(Log::new(reports, &uris, working_directory)).unwrap_or_default()
 }
 
+/// [`to_value`]'s log pretty-printed, with a trailing newline.
 pub fn render(reports: &[Report]) -> String {
     render_in(reports, None)
 }
 
+/// [`to_value_in`]'s log pretty-printed, with a trailing newline.
 pub fn render_in(reports: &[Report], working_directory: Option<&str>) -> String {
     let mut text = Vec::new();
     // Writing into a Vec fails only if serialisation does, which these

@@ -7,11 +7,14 @@ use crate::diag::Span;
 /// A value with the span of its source text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spanned<T> {
+    /// The value.
     pub node: T,
+    /// Where `node` was written: byte offsets into the parsed text.
     pub span: Span,
 }
 
 impl<T> Spanned<T> {
+    /// Pairs `node` with the span of the text it came from.
     pub fn new(node: T, span: Span) -> Self {
         Spanned { node, span }
     }
@@ -47,7 +50,9 @@ pub enum Value {
 /// `name=value`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Arg {
+    /// The parameter name as written (not yet matched against the fields).
     pub name: Spanned<String>,
+    /// The value as written, untyped.
     pub value: Spanned<Value>,
     /// Name through value.
     pub span: Span,
@@ -56,17 +61,23 @@ pub struct Arg {
 /// One expression, in either form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr {
+    /// The spelling it was written in (call or header form).
     pub form: Form,
     /// The method as written (normalisation is the checker's job).
     pub method: Spanned<String>,
+    /// The parameters in source order, duplicates kept (the checker
+    /// reports them).
     pub args: Vec<Arg>,
+    /// The whole expression as written.
     pub span: Span,
 }
 
 /// One `allow EXPR` entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Allow {
+    /// The allowed expression: a request algorithm of its set.
     pub expr: Expr,
+    /// The whole entry, `allow` keyword included.
     pub span: Span,
 }
 
@@ -74,14 +85,25 @@ pub struct Allow {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// `default = EXPR`
-    Default { expr: Expr, span: Span },
+    Default {
+        /// The default set's configured expression.
+        expr: Expr,
+        /// The whole item, `default` keyword included.
+        span: Span,
+    },
     /// `allow EXPR` at top level (top-level request algorithms).
     Allow(Allow),
     /// `model "ID" = EXPR { allow EXPR ... }`
     Model {
+        /// The model name, unquoted (matched exactly against the request's
+        /// model).
         id: Spanned<String>,
+        /// The model's configured expression.
         expr: Expr,
+        /// The model-level request algorithms, in source order.
         allows: Vec<Allow>,
+        /// The whole item, `model` keyword through the closing brace (or
+        /// the expression when there is no block).
         span: Span,
     },
 }
@@ -89,5 +111,6 @@ pub enum Item {
 /// A whole `*.routes` file.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct RouteFile {
+    /// The top-level items in source order.
     pub items: Vec<Item>,
 }
