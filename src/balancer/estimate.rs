@@ -46,10 +46,17 @@ pub fn has_free_slot(c: &ClusterSnapshot) -> bool {
 /// The queue estimate of 3.1 steps 1-3, before "unknown" is resolved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueEstimate {
+    /// A known estimate, in whole ms (0 with a free engine slot).
     Ms(u64),
+    /// Queued tokens without a valid input rate, or an estimate that does
+    /// not fit u64 ms: [`queue_ms`] turns it into a processing delay.
     Unknown,
 }
 
+/// The queue estimate for a request of `priority` on `c`
+/// (docs/stargate.md 3.1 steps 1-3): 0 with a free engine slot, else the
+/// published estimate of the greatest priority <= `priority` (0 if none),
+/// else the queued input tokens over the input rate, rounded up to a ms.
 pub fn queue_estimate(c: &ClusterSnapshot, priority: u32) -> QueueEstimate {
     if has_free_slot(c) {
         return QueueEstimate::Ms(0);
@@ -104,13 +111,17 @@ pub fn prefill_ms(c: &ClusterSnapshot, tokens: u64, scale: f64) -> f64 {
 /// The flags that only bucketing honours.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IgnoreFlags {
+    /// `ignore_queue_time`: the bucket TTFT leaves out the queue estimate.
     pub queue_time: bool,
+    /// `ignore_input_processing_time`: the bucket TTFT leaves out the
+    /// prefill.
     pub input_processing_time: bool,
 }
 
 /// The TTFT estimates of one cluster for one request and prefill scale.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ttft {
+    /// The queue estimate in ms ([`queue_ms`]), whatever the flags.
     pub queue_ms: f64,
     /// rtt + queue + prefill, minus what the ignore flags drop.
     pub bucket_ms: f64,
@@ -118,6 +129,10 @@ pub struct Ttft {
     pub comparator_ms: f64,
 }
 
+/// The TTFT estimates (docs/stargate.md 3.1) of `c` for a request of
+/// `tokens` input tokens at `priority`, the prefill scaled by `scale`
+/// (0.0..=1.0, 1.0 outside an affinity group); every value in ms and
+/// NaN-free.
 pub fn ttft(
     c: &ClusterSnapshot,
     tokens: u64,
@@ -208,11 +223,17 @@ pub fn utilization(c: &ClusterSnapshot) -> f64 {
 /// integers, so it is kept apart from the f64 scores.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Score {
+    /// A NaN-free score: ms for `ttft` and `queue-time`, seconds for
+    /// `input-work-seconds`, a ratio for `utilization`.
     Real(f64),
+    /// `num-requests-queued`'s queue size, compared as an integer.
     Count(u64),
 }
 
 impl Score {
+    /// Orders two scores, lower (better) first: reals by `total_cmp`,
+    /// counts as integers. Scores of one comparator are never mixed; if
+    /// they were, a count would order before a real.
     pub fn compare(self, other: Score) -> Ordering {
         match (self, other) {
             (Score::Real(a), Score::Real(b)) => a.total_cmp(&b),

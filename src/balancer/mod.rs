@@ -52,11 +52,23 @@ use std::time::Duration;
 /// The per-decision request (docs/stargate.md 1.2).
 #[derive(Clone, Debug, Default)]
 pub struct Request<'a> {
+    /// The model id (`x-model`); part of the target, so it keys the
+    /// per-target state and is hashed into every ring and ranking.
     pub model: &'a str,
+    /// `x-routing-key` (`None` when absent or blank): scopes the
+    /// per-target state and is hashed into every ring and ranking.
     pub routing_key: Option<&'a str>,
+    /// `x-cache-affinity-key` (`None` when absent or blank): the key a
+    /// ring or ranking places, for wait-and-widen's affinity and PWW.
     pub cache_affinity_key: Option<&'a str>,
+    /// `x-input-tokens`, the prompt's token count (always present behind
+    /// the HTTP front end); drives prefill estimates and KV feasibility.
     pub input_tokens: Option<u64>,
+    /// `x-priority` (default 0): selects the published queue-time estimate
+    /// of the greatest priority <= it.
     pub priority: u32,
+    /// `x-request-slo-ms`, in ms: stretches the queue-SLO limit from floor
+    /// to ceiling over this time; `None` or 0 = no SLO (the ceiling).
     pub request_slo_ms: Option<u64>,
     /// now - arrival on the caller's clock (virtual time in the simulator).
     pub elapsed: Duration,
@@ -75,19 +87,37 @@ pub struct Request<'a> {
 /// One candidate cluster's statistics (docs/stargate.md 1.3).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClusterSnapshot {
+    /// The cluster id: matched against exclusions and the session hint,
+    /// hashed into rings and rankings, and used by several tie-breaks.
     pub id: String,
+    /// Health round-trip time, in ms (fractional); NaN counts as the worst.
     pub rtt_ms: f64,
+    /// Last valid mean prefill throughput, input tokens per second; valid
+    /// when finite and > 0. Feeds every queue and prefill estimate.
     pub last_mean_input_tps: f64,
+    /// Peak input tokens per second, the default Pulsar weight; `None`
+    /// when not reported.
     pub max_input_tps: Option<f64>,
+    /// Requests not yet producing output (pending reservations included):
+    /// the `num-requests-queued` score.
     pub queue_size: u64,
+    /// Queued prompt tokens (reservations' tokens included): the queue
+    /// estimate without a published one, and input-work admission.
     pub queued_input_size: u64,
+    /// Requests running on the engine (pending reservations included),
+    /// compared with `max_engine_concurrency` for free slots and capacity.
     pub num_running_queries: u64,
     /// 0 = unknown.
     pub max_engine_concurrency: u64,
     /// (priority, estimate ms), sorted by priority, unique priorities.
     pub queue_time_estimate_ms_by_priority: Vec<(u32, u64)>,
+    /// KV-cache capacity, in tokens. The three KV fields all 0 mean "no
+    /// KV metrics": Pulsar's KV check then skips the cluster.
     pub kv_cache_capacity_tokens: u64,
+    /// KV-cache tokens in use.
     pub kv_cache_used_tokens: u64,
+    /// Free KV-cache tokens: with `consider_kv_free_tokens`, a cluster
+    /// with fewer than the request's input tokens is skipped.
     pub kv_cache_free_tokens: u64,
     /// Prompt tokens of every request the cluster holds; carried, never
     /// read by the algorithms (docs/stargate.md 1.3).
@@ -101,15 +131,21 @@ pub struct Choice {
     pub index: usize,
     /// 1 = primary, > 1 = fallback.
     pub rank_depth: u32,
+    /// Whether a higher-ranked cluster was skipped for KV free tokens
+    /// before this one was selected (pulsar and PWW only).
     pub selected_after_kv_free_tokens_skip: bool,
 }
 
 /// What the core answers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Decision {
+    /// A cluster was selected.
     Selected(Choice),
     /// Nothing selectable now; something may become selectable within this.
     Wait(Duration),
+    /// Nothing selectable and no timed event known: the routing loop
+    /// retries after a short sleep while `x-max-wait-ms` allows, else
+    /// answers 503 (docs/stargate.md 2.2).
     Unavailable,
 }
 
@@ -130,6 +166,8 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// Empty buffers; they grow to the largest candidate list seen and keep
+    /// their storage.
     pub fn new() -> Self {
         Scratch::default()
     }
@@ -157,6 +195,8 @@ enum Kind {
 }
 
 impl Balancer {
+    /// A fresh instance for `policy`: round-robin counter at 0, empty
+    /// caches. The router keeps one per (target generation, definition).
     pub fn new(policy: &Policy) -> Self {
         let kind = match &policy.settings {
             Settings::PowerOfN(s) => Kind::PowerOfN(s.clone()),
@@ -192,6 +232,10 @@ impl Balancer {
         }
     }
 
+    /// Decides for `request` among `clusters` (the candidates in the
+    /// caller's order) as stargate does (docs/stargate.md 2.1, 3). `rng`
+    /// supplies every random draw; `scratch` holds the working vectors, so
+    /// a decision does not allocate after warm-up.
     pub fn decide(
         &self,
         request: &Request<'_>,

@@ -32,7 +32,10 @@ pub fn score(w: f64, h: u64) -> Option<f64> {
 /// Why a ranked cluster cannot take the request (3.7.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feasibility {
+    /// The cluster can take the request.
     Eligible,
+    /// The request excludes the cluster (it failed an earlier attempt of
+    /// this request).
     Excluded,
     /// KV checks are on and the request has no input tokens.
     NoInputTokens,
@@ -40,6 +43,10 @@ pub enum Feasibility {
     KvSkip,
 }
 
+/// Whether ranked cluster `c` can take `request` (docs/stargate.md 3.7.4):
+/// excluded clusters never; with `consider_kv` (`consider_kv_free_tokens`)
+/// only a request with input tokens, on a cluster that reports KV metrics
+/// and has at least that many free tokens.
 pub fn feasibility(c: &ClusterSnapshot, request: &Request<'_>, consider_kv: bool) -> Feasibility {
     if is_excluded(request, &c.id) {
         return Feasibility::Excluded;

@@ -45,6 +45,8 @@ pub enum SessionSelection {
     /// A returning request on its last cluster, or a new or stale one
     /// within the affinity group (`rank_depth` <= group size).
     Primary,
+    /// Any other selection: the session's cluster or group could not take
+    /// the request.
     Fallback,
 }
 

@@ -229,8 +229,12 @@ pub fn check_expression_for(
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Provenance {
+    /// Set nowhere: the field's default.
     Default,
+    /// Set by the configured definition (lb-config.json entry or route-file
+    /// expression) the request expression merged onto.
     Config,
+    /// Set by the request expression itself.
     Expression,
     /// Forced by another field's value over what the field was given
     /// ([`Explanation::implied`] says by what).
@@ -240,7 +244,11 @@ pub enum Provenance {
 /// A resolved policy with the provenance of each field (by IR field name).
 #[derive(Clone, Debug)]
 pub struct Explanation {
+    /// The resolved definition: the merged fields and the policy built
+    /// from them.
     pub definition: Definition,
+    /// Where each admission and settings field's value came from, by IR
+    /// field name, in IR order.
     pub provenance: indexmap::IndexMap<String, Provenance>,
     /// For each field whose provenance is [`Provenance::Implied`]: the
     /// implying field and what the field itself was given.

@@ -38,7 +38,6 @@ pub enum LoadError {
         /// Byte offset of the first byte that is not valid UTF-8.
         byte: usize,
     },
-
     /// The file was read but has errors; the report holds every diagnostic
     /// (its `Display` prints one line per diagnostic).
     #[error("{0}")]

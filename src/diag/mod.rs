@@ -16,11 +16,16 @@ pub use levels::{
 /// A byte range into one source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Span {
+    /// Byte offset of the first byte.
     pub start: usize,
+    /// Byte offset just past the last byte (exclusive); equal to `start`
+    /// for an empty span (a point, such as "end of input").
     pub end: usize,
 }
 
 impl Span {
+    /// The bytes `start..end`; not checked against any text (renderers
+    /// clamp spans to their source).
     pub const fn new(start: usize, end: usize) -> Self {
         Span { start, end }
     }
@@ -36,10 +41,16 @@ impl Span {
     }
 }
 
+/// How serious a diagnostic is; each [`Code`] has a default, which
+/// [`Levels`] may change. Serialised in lower case. `Error` sorts first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The input is refused (what stargate refuses, or a routex rule at
+    /// level deny): `routex lint` exits 1.
     Error,
+    /// Reported without refusing the input (exit 1 only under
+    /// `--deny-warnings`).
     Warning,
 }
 
@@ -58,10 +69,14 @@ impl Serialize for Code {
 /// One problem in one source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
+    /// What kind of problem this is (docs/diagnostics.md lists every code).
     pub code: Code,
+    /// The code's default severity unless levels or the producer changed it.
     pub severity: Severity,
     /// Names the offending input; for stargate codes, stargate's message.
     pub message: String,
+    /// The offending text in the report's source (a point for a missing
+    /// item, such as the end of input).
     pub span: Span,
     /// Short text shown at the span (defaults to the message when absent).
     pub label: Option<String>,
@@ -74,6 +89,8 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic with the code's default severity and no label, help or
+    /// suggestion.
     pub fn new(code: Code, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             code,
@@ -86,26 +103,32 @@ impl Diagnostic {
         }
     }
 
+    /// Sets the help text (replacing any earlier one).
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
+    /// Sets the replacement text for the span (the editor server's quick
+    /// fix), replacing any earlier one.
     pub fn with_suggestion(mut self, replacement: impl Into<String>) -> Self {
         self.suggestion = Some(replacement.into());
         self
     }
 
+    /// Sets the short text shown at the span (replacing any earlier one).
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
         self
     }
 
+    /// Overrides the code's default severity.
     pub fn with_severity(mut self, severity: Severity) -> Self {
         self.severity = severity;
         self
     }
 
+    /// Whether the severity is [`Severity::Error`].
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -122,7 +145,11 @@ impl Diagnostic {
 pub struct Report {
     /// File path as given, or `arg:N`.
     pub source_name: String,
+    /// The whole source text; every span of `diagnostics` is a byte range
+    /// into it.
     pub text: String,
+    /// The findings, in the order they were produced (for an expression,
+    /// the first error is stargate's).
     pub diagnostics: Vec<Diagnostic>,
     /// Findings a suppression matched ([`suppress`]): out of every count,
     /// reported by the formats that say what was suppressed.
@@ -130,6 +157,7 @@ pub struct Report {
 }
 
 impl Report {
+    /// An empty report (no diagnostics) for one source.
     pub fn new(source_name: impl Into<String>, text: impl Into<String>) -> Self {
         Report {
             source_name: source_name.into(),
@@ -139,14 +167,17 @@ impl Report {
         }
     }
 
+    /// How many diagnostics are errors (suppressed findings not counted).
     pub fn errors(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
 
+    /// How many diagnostics are warnings (suppressed findings not counted).
     pub fn warnings(&self) -> usize {
         self.diagnostics.len() - self.errors()
     }
 
+    /// Whether any diagnostic is an error: the source is refused.
     pub fn has_errors(&self) -> bool {
         self.errors() > 0
     }
@@ -179,6 +210,7 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
 /// A position in a text; every field is 1-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Position {
+    /// The line, counting lines ended by `\n`.
     pub line: usize,
     /// In characters (Unicode scalar values), as SARIF's `unicodeCodePoints`.
     pub column: usize,
@@ -215,6 +247,7 @@ impl LineIndex {
         self.len
     }
 
+    /// Whether the indexed text is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

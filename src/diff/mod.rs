@@ -136,8 +136,12 @@ fn fields_of(definition: &Definition) -> Vec<(String, Value)> {
 pub enum FieldSource {
     /// Set in the file, at this place.
     Place(Place),
-    /// Forced by the value of field `by` (explain's `implied`).
-    Implied { by: &'static str },
+    /// Forced by the value of another field (explain's `implied`).
+    Implied {
+        /// The IR name of the field whose value forces this one (such as
+        /// `consider_kv_free_tokens` for `require_input_tokens`).
+        by: &'static str,
+    },
     /// Not set: explain's provenance (`default`).
     Explain(Provenance),
 }

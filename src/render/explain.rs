@@ -34,7 +34,6 @@ pub struct Row {
     pub field: String,
     /// The resolved value as JSON text (`2`, `"ttft"`), or `unset`.
     pub value: String,
-
     /// `default`, `config`, `expression`, or for an implied value
     /// `implied by FIELD from ORIGIN; ORIGIN set VALUE`.
     pub from: String,
