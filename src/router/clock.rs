@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 /// A monotonic clock read as the time since its own origin.
 pub trait Clock: Send + Sync {
+    /// The exact time since the clock's origin; never goes backwards.
     fn now(&self) -> Duration;
 
     /// A reading that may lag [`Clock::now`] by up to `COARSE_TICK` (10 ms) but is
@@ -34,6 +35,7 @@ pub struct SystemClock {
 }
 
 impl SystemClock {
+    /// A clock whose origin (reading 0) is now.
     pub fn new() -> Self {
         let coarse = coarse_now_ns();
         SystemClock {
@@ -75,10 +77,13 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
+    /// A clock reading 0 until it is moved.
     pub fn new() -> Self {
         ManualClock::default()
     }
 
+    /// Moves the clock forward by `by`, saturating at `u64::MAX` ns
+    /// (about 584 years).
     pub fn advance(&self, by: Duration) {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
         // fetch_update cannot fail with a closure that always returns Some.
@@ -89,6 +94,8 @@ impl ManualClock {
             });
     }
 
+    /// Sets the reading to `to` (saturating at `u64::MAX` ns). It may move
+    /// the clock backwards: only tests should.
     pub fn set(&self, to: Duration) {
         let to = u64::try_from(to.as_nanos()).unwrap_or(u64::MAX);
         self.nanos.store(to, Ordering::Relaxed);

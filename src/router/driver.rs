@@ -62,7 +62,9 @@ struct Worker {
 /// balancer's choice, and the reservation that counts it in the view.
 #[derive(Debug)]
 pub struct Routed {
+    /// The selected cluster's id.
     pub cluster: Arc<str>,
+    /// The id of the cluster's backend to send the request to.
     pub backend: Arc<str>,
     /// `choice.index` is the cluster's position at decision time.
     pub choice: Choice,
@@ -100,6 +102,7 @@ impl<B: Engine> Driver<B> {
         }
     }
 
+    /// The router this driver routes with.
     pub fn router(&self) -> &Router<B> {
         &self.shared.router
     }

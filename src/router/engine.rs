@@ -10,6 +10,8 @@ use rand::RngCore;
 /// A balancer instance built from a resolved policy, shared by every
 /// request of one (target, definition).
 pub trait Engine: Send + Sync + 'static {
+    /// A fresh instance for `policy`, built when a (target generation,
+    /// definition) first needs one.
     fn build(policy: &Policy) -> Self
     where
         Self: Sized;

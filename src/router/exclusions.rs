@@ -18,6 +18,7 @@ pub struct Exclusions {
 }
 
 impl Exclusions {
+    /// No cluster excluded.
     pub fn new() -> Self {
         Exclusions::default()
     }
@@ -33,23 +34,28 @@ impl Exclusions {
         true
     }
 
+    /// Whether cluster `id` is excluded (a linear scan: the list is short).
     pub fn contains(&self, id: &str) -> bool {
         self.ids.iter().any(|e| **e == *id)
     }
 
+    /// How many clusters are excluded.
     pub fn len(&self) -> usize {
         self.ids.len()
     }
 
+    /// Whether no cluster is excluded.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
 
     /// Forgets every id, keeping the buffer for the next request.
+    /// Forgets every exclusion, keeping the storage (for the next request).
     pub fn clear(&mut self) {
         self.ids.clear();
     }
 
+    /// The excluded ids, in the order they were excluded.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.ids.iter().map(|id| &**id)
     }

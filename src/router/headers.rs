@@ -10,14 +10,26 @@ use crate::balancer::{Request, SessionState};
 
 /// Header names, as stargate spells them (lower case, as HTTP/2 and most
 /// header maps store them).
+/// Required, non-blank: the request id (not used by balancers).
 pub const REQUEST_ID: &str = "x-request-id";
+/// Required, non-blank: the model id of the target.
 pub const MODEL: &str = "x-model";
+/// Optional (blank = absent): scopes all per-target state and every hash.
 pub const ROUTING_KEY: &str = "x-routing-key";
+/// Required, u64: the prompt's input tokens.
 pub const INPUT_TOKENS: &str = "x-input-tokens";
+/// Optional u32, default 0: the priority whose queue estimate applies.
 pub const PRIORITY: &str = "x-priority";
+/// Optional u64, in ms: the request SLO (0 behaves as no SLO).
 pub const REQUEST_SLO_MS: &str = "x-request-slo-ms";
+/// Optional u64, in ms: the routing wait limit (capped at 60 000) and
+/// the generic-retry budget (docs/stargate.md 2.2).
 pub const MAX_WAIT_MS: &str = "x-max-wait-ms";
+/// Optional, or required by `require_cache_affinity_key` (blank =
+/// absent): the opaque cache-affinity key.
 pub const CACHE_AFFINITY_KEY: &str = "x-cache-affinity-key";
+/// Optional: a method name or routing expression selecting the algorithm
+/// (docs/stargate.md 4.4, 5).
 pub const ROUTING_METHOD: &str = "x-routing-method";
 /// The session's last cluster, as the gateway remembers it
 /// (docs/stargate.md 3.10).

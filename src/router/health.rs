@@ -37,11 +37,15 @@ pub struct HealthOptions {
     /// The first ejection lasts this long; the n-th in a row (no success
     /// in between) n times as long, up to `max_ejection`.
     pub base_ejection: Duration,
+    /// The longest one ejection lasts, however many came before it
+    /// (default 300 s).
     pub max_ejection: Duration,
     /// At most this share of a cluster's backends is ejected at once, but
     /// always at least one (so a one-backend cluster can be ejected): past
     /// it, failures are counted and nothing is ejected.
     pub max_ejected_share: f64,
+    /// The time source for report ages and ejection ends (default: the
+    /// system clock; tests and the simulator pass a [`super::ManualClock`]).
     pub clock: Arc<dyn Clock>,
 }
 
@@ -71,6 +75,7 @@ impl HealthOptions {
         }
     }
 
+    /// These options with `clock` as the time source.
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
@@ -98,11 +103,14 @@ impl fmt::Debug for HealthOptions {
 /// Whether a backend may take new requests, and if not why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendState {
+    /// The backend may take new requests.
     Eligible,
     /// Its last report is older than `stats_ttl`.
     Stale,
     /// Ejected for consecutive failures until this clock reading.
     Ejected {
+        /// The [`HealthOptions::clock`] reading at which the ejection ends
+        /// (at the next maintenance after it).
         until: Duration,
     },
     /// Draining: in-flight requests finish, no new ones.
@@ -217,6 +225,7 @@ impl CandidateView {
         self.health_changed();
     }
 
+    /// The health settings the view judges its backends by.
     pub fn health(&self) -> &HealthOptions {
         &self.health.options
     }

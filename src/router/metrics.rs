@@ -24,6 +24,7 @@ pub enum CacheOutcome {
 }
 
 impl CacheOutcome {
+    /// Every outcome, in the order of the metric's `cache` label values.
     pub const ALL: [CacheOutcome; 3] = [
         CacheOutcome::Hit,
         CacheOutcome::Build,

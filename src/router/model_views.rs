@@ -29,6 +29,8 @@ struct Inner {
 }
 
 impl ModelViews {
+    /// No view yet; views judge health by [`HealthOptions::default`] until
+    /// [`ModelViews::with_health`] says otherwise.
     pub fn new() -> Self {
         ModelViews::default()
     }

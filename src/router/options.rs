@@ -20,6 +20,8 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 pub type Compiler =
     Arc<dyn Fn(&RouteTable, &str, &str) -> Result<Definition, Box<Diagnostic>> + Send + Sync>;
 
+/// A router's settings; [`Default`] gives stargate's cache bounds, the
+/// system clock and the header-form compiler.
 #[derive(Clone)]
 pub struct RouterOptions {
     /// Targets with a cached expression; beyond it the least recently used
@@ -27,7 +29,11 @@ pub struct RouterOptions {
     pub cache_capacity: usize,
     /// An entry not hit for this long expires.
     pub idle_timeout: Duration,
+    /// The time source of idle expiry (default: the system clock; tests
+    /// and the simulator pass a [`super::ManualClock`]).
     pub clock: Arc<dyn Clock>,
+    /// Compiles `x-routing-method` values with parameters (default
+    /// [`crate::check::compile_header_value`]).
     pub compiler: Compiler,
     /// Whether `compiler` reads the call form, so that a value with `(` and
     /// no `;` is an expression. Off by default: stargate reads such a value
@@ -48,16 +54,21 @@ impl Default for RouterOptions {
 }
 
 impl RouterOptions {
+    /// These options with room for `capacity` cached targets (default
+    /// [`DEFAULT_CACHE_CAPACITY`]).
     pub fn with_cache_capacity(mut self, capacity: usize) -> Self {
         self.cache_capacity = capacity;
         self
     }
 
+    /// These options with entries expiring after `idle` without a hit
+    /// (default [`DEFAULT_IDLE_TIMEOUT`], 15 minutes).
     pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
         self.idle_timeout = idle;
         self
     }
 
+    /// These options with `clock` as the time source.
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self

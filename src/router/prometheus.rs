@@ -21,22 +21,44 @@ use std::sync::Arc;
 /// Every series the collector exports, `_total` and histogram suffixes
 /// left to the encoder. The first two are stargate's own names.
 pub mod names {
+    /// Counter: `x-routing-method` values with parameters resolved, by
+    /// algorithm and cache outcome.
     pub const EXPRESSIONS: &str = "stargate_routing_expressions";
+    /// Gauge: targets holding a cached expression.
     pub const CACHE_ENTRIES: &str = "stargate_routing_expression_cache_entries";
+    /// Counter: cached expressions dropped with their target, by reason
+    /// (capacity or idle).
     pub const EXPRESSION_EVICTIONS: &str = "routex_expression_cache_evictions";
+    /// Gauge: targets (routing key, model) holding state.
     pub const TARGETS: &str = "routex_targets";
+    /// Counter: targets created.
     pub const TARGETS_CREATED: &str = "routex_targets_created";
+    /// Counter: targets forgotten, by reason (capacity or idle).
     pub const TARGETS_EVICTED: &str = "routex_targets_evicted";
+    /// Counter: balancer instances built (a target's first use of a
+    /// definition).
     pub const INSTANCES_BUILT: &str = "routex_balancer_instances_built";
+    /// Counter: routed decisions by model, algorithm, cluster and rank
+    /// depth.
     pub const DECISIONS: &str = "routex_decisions";
+    /// Histogram, in seconds: arrival to the end of routing (a reserved
+    /// backend or a rejection).
     pub const WAIT: &str = "routex_routing_wait_seconds";
+    /// Counter: routings that ended in a rejection, by code and status.
     pub const REJECTIONS: &str = "routex_rejections";
+    /// Gauge: pending reservations by model and cluster.
     pub const RESERVATIONS: &str = "routex_reservations_in_flight";
+    /// Counter: failed sends (the request was routed again).
     pub const FAILED_ATTEMPTS: &str = "routex_failed_attempts";
+    /// Counter: clusters excluded for one request (no usable backend left).
     pub const CLUSTERS_EXCLUDED: &str = "routex_clusters_excluded";
+    /// Counter: routing-loop sleeps, by kind (recheck or retry).
     pub const SLEEPS: &str = "routex_routing_sleeps";
+    /// Counter: backend ejections, and ejections refused by the cap.
     pub const EJECTIONS: &str = "routex_backend_ejections";
+    /// Gauge: registered backends by model and health state.
     pub const BACKENDS: &str = "routex_backends";
+    /// Counter: route tables swapped in by `Router::reload`.
     pub const RELOADS: &str = "routex_reloads";
 }
 
@@ -49,6 +71,8 @@ pub struct RouterCollector {
 }
 
 impl RouterCollector {
+    /// A collector of `router`'s counters and of every view in `views`;
+    /// it reads them at each scrape only.
     pub fn new(router: Arc<Router>, views: ModelViews) -> Self {
         RouterCollector { router, views }
     }

@@ -69,6 +69,7 @@ impl fmt::Display for RejectionCode {
 /// A request the router refuses, ready to become an HTTP response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejection {
+    /// Why: stargate's error code, sent in `x-stargate-error-code`.
     pub code: RejectionCode,
     /// HTTP status (400, 404 or 503); always `code.status()`.
     pub status: u16,
@@ -77,6 +78,7 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// A rejection with `code`'s HTTP status.
     pub fn new(code: RejectionCode, message: impl Into<String>) -> Self {
         Rejection {
             code,

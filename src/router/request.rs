@@ -17,12 +17,15 @@ use std::sync::Arc;
 /// `x-routing-method` value.
 #[derive(Clone, Debug, Default)]
 pub struct RouteRequest<'a> {
+    /// What the balancer sees of the request (headers already parsed).
     pub request: Request<'a>,
     /// Raw header bytes; `None` when the header is absent.
     pub routing_method: Option<&'a [u8]>,
 }
 
 impl<'a> RouteRequest<'a> {
+    /// `request` without `x-routing-method`: the model's configured
+    /// definition decides.
     pub fn new(request: Request<'a>) -> Self {
         RouteRequest {
             request,
@@ -30,6 +33,7 @@ impl<'a> RouteRequest<'a> {
         }
     }
 
+    /// This request with `value` as its raw `x-routing-method` header.
     pub fn with_method(mut self, value: &'a str) -> Self {
         self.routing_method = Some(value.as_bytes());
         self
@@ -50,7 +54,9 @@ pub enum Source {
 /// A resolved definition whose balancer instance is not fetched yet.
 pub struct PendingResolution<B: Engine = Balancer> {
     pub(super) target: Handle,
+    /// The definition the request resolved to.
     pub definition: Arc<Definition>,
+    /// How it was resolved (configured, method, or expression cache).
     pub source: Source,
     pub(super) engine: std::marker::PhantomData<fn() -> B>,
 }
@@ -68,6 +74,8 @@ impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
 /// Both are shared with the router's target (one `Arc` for the pair).
 pub struct Resolved<B: Engine = Balancer> {
     pub(super) pair: Arc<Instance<B>>,
+    /// How the definition was resolved (configured, method, or expression
+    /// cache).
     pub source: Source,
 }
 

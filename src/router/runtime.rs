@@ -49,6 +49,8 @@ impl Router<Balancer> {
 }
 
 impl<B: Engine> Router<B> {
+    /// A router over `table` with `options` (cache bounds, clock, compiler);
+    /// no target and no instance exist until requests arrive.
     pub fn with_options(table: RouteTable, options: RouterOptions) -> Self {
         Router {
             table: ArcSwap::from_pointee(table),

@@ -17,8 +17,11 @@ pub const SESSION_SELECTIONS_TOTAL: &str = "stargate_routing_session_selections_
 /// One target's and algorithm's six counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionSelections {
+    /// The target's model id (the `model` label).
     pub model: String,
+    /// The target's routing key, `None` without one.
     pub routing_key: Option<String>,
+    /// The algorithm whose instances made the selections.
     pub algorithm: Algorithm,
     /// `[state][selection]`, in the order of [`SessionState::ALL`] and
     /// [`SessionSelection::ALL`].

@@ -41,6 +41,7 @@ impl Deref for ViewRead<'_> {
 }
 
 impl SharedView {
+    /// Shares `view`; clones of the result all see the same view.
     pub fn new(view: CandidateView) -> Self {
         SharedView {
             inner: Arc::new(Inner {
@@ -300,6 +301,7 @@ pub struct Reservation {
 }
 
 impl Reservation {
+    /// Where the reservation lives in its view.
     pub fn id(&self) -> ReservationId {
         self.id
     }

@@ -57,9 +57,12 @@ pub struct BackendStats {
     /// object keyed by the priority as text, read in document order.
     #[serde(with = "priority_map")]
     pub queue_time_estimate_ms_by_priority: Vec<(u32, u64)>,
-    /// KV cache tokens (cluster-scoped).
+    /// KV cache capacity, in tokens (cluster-scoped).
     pub kv_cache_capacity_tokens: u64,
+    /// KV cache tokens in use (cluster-scoped).
     pub kv_cache_used_tokens: u64,
+    /// Free KV cache tokens (cluster-scoped): Pulsar's KV check compares
+    /// them with the request's input tokens.
     pub kv_cache_free_tokens: u64,
 }
 

@@ -30,14 +30,24 @@ pub enum ReportError {
     /// No cluster with this id is registered; nothing changed.
     UnknownCluster(String),
     /// The cluster has no backend with this id; nothing changed.
-    UnknownBackend { cluster: String, backend: String },
-    /// A float field was NaN, infinite or negative. The rest of the report was applied; the
-    /// field was treated as not reported: a mean rate keeps the last valid
-    /// one, a peak rate counts as absent, an RTT keeps the previous one.
-    InvalidValue {
+    UnknownBackend {
+        /// The cluster id given.
         cluster: String,
+        /// The backend id given.
         backend: String,
+    },
+    /// A float field was NaN, infinite or negative. The rest of the report
+    /// was applied; the field was treated as not reported: a mean rate
+    /// keeps the last valid one, a peak rate counts as absent, an RTT keeps
+    /// the previous one.
+    InvalidValue {
+        /// The reporting backend's cluster.
+        cluster: String,
+        /// The reporting backend.
+        backend: String,
+        /// The field's name in [`super::BackendStats`] (or `rtt_ms`).
         field: &'static str,
+        /// The refused value.
         value: f64,
     },
 }
@@ -242,6 +252,7 @@ impl Default for CandidateView {
 }
 
 impl CandidateView {
+    /// An empty view (no cluster) with the default health settings.
     pub fn new() -> Self {
         CandidateView::default()
     }
