@@ -24,6 +24,10 @@
 //! `tokio` and `http` add.
 
 #![forbid(unsafe_code)]
+// Embedders and the workspace's applications use only the documented public
+// API: a new public item without documentation fails the build. Here rather
+// than in `[lints]`, which inherits the workspace table and cannot add to it.
+#![deny(missing_docs)]
 
 pub mod balancer;
 pub mod check;

@@ -58,8 +58,11 @@ pub struct Request<'a> {
     /// `x-routing-key` (`None` when absent or blank): scopes the
     /// per-target state and is hashed into every ring and ranking.
     pub routing_key: Option<&'a str>,
-    /// `x-cache-affinity-key` (`None` when absent or blank): the key a
-    /// ring or ranking places, for wait-and-widen's affinity and PWW.
+    /// `x-cache-affinity-key` (`None` when absent or blank): hashed into
+    /// wait-and-widen's ring lookup and every Pulsar ranking, so requests
+    /// with one key prefer the same clusters. Without one, wait-and-widen
+    /// has no affinity and Pulsar hashes `""` (docs/stargate.md 3.6.6,
+    /// 3.7.2).
     pub cache_affinity_key: Option<&'a str>,
     /// `x-input-tokens`, the prompt's token count (always present behind
     /// the HTTP front end); drives prefill estimates and KV feasibility.

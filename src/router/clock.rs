@@ -94,8 +94,8 @@ impl ManualClock {
             });
     }
 
-    /// Sets the reading to `to` (saturating at `u64::MAX` ns). It may move
-    /// the clock backwards: only tests should.
+    /// Sets the reading to `to` (saturating at `u64::MAX` ns), earlier
+    /// than the current reading included.
     pub fn set(&self, to: Duration) {
         let to = u64::try_from(to.as_nanos()).unwrap_or(u64::MAX);
         self.nanos.store(to, Ordering::Relaxed);

@@ -24,7 +24,7 @@ pub enum CacheOutcome {
 }
 
 impl CacheOutcome {
-    /// Every outcome, in the order of the metric's `cache` label values.
+    /// Every outcome: hit, build, rebuild.
     pub const ALL: [CacheOutcome; 3] = [
         CacheOutcome::Hit,
         CacheOutcome::Build,
