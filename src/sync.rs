@@ -15,7 +15,9 @@ use crossbeam_utils::sync::ShardedLock;
 pub use crossbeam_utils::sync::{
     ShardedLockReadGuard as ReadGuard, ShardedLockWriteGuard as WriteGuard,
 };
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::PoisonError;
 
 /// Stripes of the striped counters: threads beyond this share stripes
@@ -60,6 +62,94 @@ impl<T> std::fmt::Debug for ReadMostly<T> {
     }
 }
 
+/// Shards of a [`Pool`].
+const POOL_SHARDS: usize = 64;
+
+/// Read-mostly state of many owners (one per balancer instance, so one per
+/// target) behind shared read-mostly locks: owner `id` lives in shard
+/// `id % 64`. Each owner having its own `ReadMostly` would cost 1 KiB of
+/// lock shards per owner; here the 64 locks are paid once per pool
+/// (docs/embedding.md, Bounds). A reader still locks only its thread's
+/// stripe of one lock; a writer waits for the readers of the owners that
+/// share its shard, which hold it for one cache lookup. Owners are
+/// removed by their `Drop`.
+pub struct Pool<T> {
+    shards: Box<[ReadMostly<HashMap<u64, T, BuildHasherDefault<IdHash>>>]>,
+    next: AtomicU64,
+}
+
+impl<T> Default for Pool<T> {
+    fn default() -> Self {
+        Pool {
+            shards: (0..POOL_SHARDS)
+                .map(|_| ReadMostly::new(HashMap::default()))
+                .collect(),
+            next: AtomicU64::new(0),
+        }
+    }
+}
+
+impl<T> Pool<T> {
+    fn shard(&self, id: u64) -> &ReadMostly<HashMap<u64, T, BuildHasherDefault<IdHash>>> {
+        // POOL_SHARDS fits u64 and the remainder fits usize.
+        &self.shards[(id % POOL_SHARDS as u64) as usize]
+    }
+
+    /// Stores a new owner's state; returns its id.
+    pub fn insert(&self, value: T) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.shard(id).write().insert(id, value);
+        id
+    }
+
+    /// `f` on the owner's state under its shard's read stripe (`None` for
+    /// an id that was never inserted or is removed).
+    pub fn read<R>(&self, id: u64, f: impl FnOnce(Option<&T>) -> R) -> R {
+        f(self.shard(id).read().get(&id))
+    }
+
+    /// `f` on the owner's state under its shard's write lock.
+    pub fn write<R>(&self, id: u64, f: impl FnOnce(Option<&mut T>) -> R) -> R {
+        f(self.shard(id).write().get_mut(&id))
+    }
+
+    /// Drops the owner's state (outside the lock).
+    pub fn remove(&self, id: u64) {
+        let removed = self.shard(id).write().remove(&id);
+        drop(removed);
+    }
+}
+
+/// Does not lock, so the values are not shown.
+impl<T> std::fmt::Debug for Pool<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").finish_non_exhaustive()
+    }
+}
+
+/// The hash of a pool id: ids are sequential and a shard holds every 64th,
+/// so the bits are mixed (a multiply, then the high half folded into the
+/// low bits the table indexes by).
+#[derive(Default)]
+pub struct IdHash(u64);
+
+impl Hasher for IdHash {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let h = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +172,18 @@ mod tests {
             }
         });
         assert_eq!(*lock.read(), (8_000, 8_000));
+    }
+
+    #[test]
+    fn pool_owners_keep_their_own_state() {
+        let pool = Pool::default();
+        let ids: Vec<u64> = (0..200u64).map(|i| pool.insert(i * 10)).collect();
+        for (i, &id) in ids.iter().enumerate() {
+            pool.write(id, |v| *v.expect("present") += 1);
+            assert_eq!(pool.read(id, |v| v.copied()), Some(i as u64 * 10 + 1));
+        }
+        pool.remove(ids[3]);
+        assert_eq!(pool.read(ids[3], |v| v.copied()), None);
+        assert_eq!(pool.read(ids[4], |v| v.copied()), Some(41));
     }
 }

@@ -3,16 +3,24 @@
 //!
 //! Rankings are cached per affinity key for the current target, ordered
 //! candidate ids and weight bit patterns: up to 4096 keys FIFO; once full a
-//! key is admitted after its second miss; keys over 256 bytes bypass. Hits
-//! take only a read stripe (crate::sync), so threads deciding for one
-//! instance do not share a written cache line.
+//! key is admitted after its second miss; keys over 256 bytes bypass. The
+//! caches of every instance live in one process-wide pool of read-mostly
+//! locks (crate::sync::Pool), not behind a lock each: hits take only a
+//! read stripe, so threads deciding for one instance do not share a
+//! written cache line, and an instance costs no lock shards of its own.
 
 use super::fifo::{FifoMap, Probation, CAPACITY, MAX_CACHED_KEY_BYTES};
 use super::target::TargetKey;
 use super::{estimate, hash, is_excluded, ClusterSnapshot, Membership, Request, Scratch};
 use crate::ir::RendezvousWeight;
-use crate::sync::ReadMostly;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use crate::sync::Pool;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+impl Drop for Ranker {
+    fn drop(&mut self) {
+        pool().remove(self.rankings);
+    }
+}
 
 /// The selected weight when finite and > 0; otherwise the cluster is not
 /// ranked (no fallback from maximum to mean).
@@ -75,12 +83,19 @@ struct Rankings {
     map: FifoMap<Vec<usize>>,
 }
 
+/// Every ranker's cache.
+fn pool() -> &'static Pool<Rankings> {
+    static POOL: OnceLock<Pool<Rankings>> = OnceLock::new();
+    POOL.get_or_init(Pool::default)
+}
+
 /// Ranks candidates for a seed and weight, with the per-instance cache.
 #[derive(Debug)]
 pub struct Ranker {
     seed: String,
     weight: RendezvousWeight,
-    rankings: ReadMostly<Rankings>,
+    /// This instance's cache in the pool; removed on drop.
+    rankings: u64,
     /// Keys that missed once while the cache was full. Its own lock, so a
     /// first miss does not take the write side of `rankings`; cleared
     /// with it (lock order: `rankings`, then `probation`).
@@ -92,7 +107,7 @@ impl Ranker {
         Ranker {
             seed: seed.to_owned(),
             weight,
-            rankings: ReadMostly::new(Rankings {
+            rankings: pool().insert(Rankings {
                 target: TargetKey::default(),
                 map: FifoMap::new(CAPACITY),
             }),
@@ -117,22 +132,48 @@ impl Ranker {
         let which = self.weight;
         let bits = |c: &ClusterSnapshot| weight(c, which).map(f64::to_bits);
         // The hit path: shared access only.
-        let full = {
-            let cache = self.rankings.read();
+        // `None`: a hit, `scratch.ranking` is filled.
+        let full = pool().read(self.rankings, |cache| {
+            // Only a dropped ranker has no cache: compute, store nothing.
+            let Some(cache) = cache else {
+                return Some(false);
+            };
             let current = cache.target.matches(request, clusters, ids, bits);
             if let Some(cached) = cache.map.get(key).filter(|_| current) {
                 scratch.ranking.clear();
                 scratch.ranking.extend_from_slice(cached);
-                return;
+                return None;
             }
-            current && cache.map.is_full()
+            Some(current && cache.map.is_full())
+        });
+        let Some(full) = full else {
+            return;
         };
         self.compute(request, clusters, scratch);
         // A first miss on a full cache only enters probation.
         if full && !self.probation().second_miss(key) {
             return;
         }
-        let mut cache = self.rankings.write();
+        pool().write(self.rankings, |cache| {
+            if let Some(cache) = cache {
+                self.store(cache, request, clusters, ids, full, scratch);
+            }
+        });
+    }
+
+    /// Stores a miss's ranking (under the pool's write lock).
+    fn store(
+        &self,
+        cache: &mut Rankings,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
+        full: bool,
+        scratch: &Scratch,
+    ) {
+        let key = request.cache_affinity_key.unwrap_or("");
+        let which = self.weight;
+        let bits = |c: &ClusterSnapshot| weight(c, which).map(f64::to_bits);
         if !cache.target.matches(request, clusters, ids, bits) {
             cache.target.set(request, clusters, ids, bits);
             cache.map.clear();

@@ -2,14 +2,17 @@
 //! virtual-node points per cluster, a key point, and a clockwise walk that
 //! collects the affinity group. One ring per instance for the current
 //! target and ordered candidate ids; up to 4096 per-key groups, FIFO.
-//! Hits take only a read stripe (crate::sync); misses write.
+//! Every ring's state lives in one process-wide pool of read-mostly locks
+//! (crate::sync::Pool), so an instance costs no lock shards of its own.
+//! Hits take only a read stripe; misses write.
 
 use super::fifo::{FifoMap, CAPACITY, MAX_CACHED_KEY_BYTES};
 use super::hash;
 use super::target::TargetKey;
 use super::{ClusterSnapshot, Request, Scratch};
-use crate::sync::ReadMostly;
+use crate::sync::Pool;
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 /// Guard against absurd virtual-node counts (JSON has no upper bound): the
 /// ring never holds more points than this. Realistic rings (V <= 1024 at
@@ -24,11 +27,24 @@ struct State {
     groups: FifoMap<Vec<usize>>,
 }
 
+/// Every ring's state.
+fn pool() -> &'static Pool<State> {
+    static POOL: OnceLock<Pool<State>> = OnceLock::new();
+    POOL.get_or_init(Pool::default)
+}
+
 #[derive(Debug)]
 pub struct Ring {
     seed: String,
     virtual_nodes: u64,
-    state: ReadMostly<State>,
+    /// This instance's state in the pool; removed on drop.
+    state: u64,
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        pool().remove(self.state);
+    }
 }
 
 impl Ring {
@@ -36,7 +52,7 @@ impl Ring {
         Ring {
             seed: seed.to_owned(),
             virtual_nodes: virtual_nodes.max(1),
-            state: ReadMostly::new(State {
+            state: pool().insert(State {
                 target: TargetKey::default(),
                 points: Vec::new(),
                 groups: FifoMap::new(CAPACITY),
@@ -62,38 +78,56 @@ impl Ring {
         } = scratch;
         group.clear();
         let cacheable = key.len() <= MAX_CACHED_KEY_BYTES;
-        let mut walked = false;
         // The hit path, and the walk of a miss: shared access only.
-        {
-            let state = self.state.read();
-            if state.target.matches(request, clusters, None, |_| None) {
-                if let Some(cached) = state.groups.get(key) {
-                    group.extend_from_slice(cached);
-                    return;
-                }
-                let keypoint = self.keypoint(request, key, bytes);
-                walk(&state.points, clusters.len(), k, keypoint, taken, group);
-                if !cacheable {
-                    return;
-                }
-                walked = true;
+        // `Some(walked)` when the write below is needed.
+        let next = pool().read(self.state, |state| {
+            let Some(state) = state else {
+                return Some(false);
+            };
+            if !state.target.matches(request, clusters, None, |_| None) {
+                return Some(false);
             }
-        }
-        let mut state = self.state.write();
-        let state = &mut *state;
-        if !state.target.matches(request, clusters, None, |_| None) {
-            state.target.set(request, clusters, None, |_| None);
-            self.build(state, request, clusters, bytes);
-            state.groups.clear();
-        }
-        if !walked {
+            if let Some(cached) = state.groups.get(key) {
+                group.extend_from_slice(cached);
+                return None;
+            }
             let keypoint = self.keypoint(request, key, bytes);
             walk(&state.points, clusters.len(), k, keypoint, taken, group);
-        }
-        // Another thread may have cached it meanwhile: the same group.
-        if cacheable && state.groups.get(key).is_none() {
-            state.groups.insert(key, group.clone());
-        }
+            cacheable.then_some(true)
+        });
+        let Some(walked) = next else {
+            return;
+        };
+        pool().write(self.state, |state| {
+            let Some(state) = state else {
+                // A dropped ring (never on a live instance): walk a
+                // one-off ring.
+                if !walked {
+                    let mut one_off = State {
+                        target: TargetKey::default(),
+                        points: Vec::new(),
+                        groups: FifoMap::new(1),
+                    };
+                    self.build(&mut one_off, request, clusters, bytes);
+                    let keypoint = self.keypoint(request, key, bytes);
+                    walk(&one_off.points, clusters.len(), k, keypoint, taken, group);
+                }
+                return;
+            };
+            if !state.target.matches(request, clusters, None, |_| None) {
+                state.target.set(request, clusters, None, |_| None);
+                self.build(state, request, clusters, bytes);
+                state.groups.clear();
+            }
+            if !walked {
+                let keypoint = self.keypoint(request, key, bytes);
+                walk(&state.points, clusters.len(), k, keypoint, taken, group);
+            }
+            // Another thread may have cached it meanwhile: the same group.
+            if cacheable && state.groups.get(key).is_none() {
+                state.groups.insert(key, group.clone());
+            }
+        });
     }
 
     fn keypoint(&self, request: &Request<'_>, key: &str, bytes: &mut Vec<u8>) -> u64 {

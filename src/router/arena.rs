@@ -1,9 +1,12 @@
 //! The bounded set of targets: a key map to slot handles and a fixed-size
 //! arena of per-target slots, reused least recently used first.
 //!
-//! Why an arena: a decision runs under its target's slot lock, not under
-//! the map's, so creating a target (a map write) never waits for
-//! decisions on other targets. Slots live as long as the router (chunks
+//! Why an arena: a decision runs under its slot's lock, not under the
+//! map's, so creating a target (a map write) never waits for decisions
+//! outside the chunk it lands in. The slots of a chunk share one
+//! read-mostly lock (state.rs): a write (a new target, a build's
+//! install, a new instance, eviction) waits for the decisions in flight on
+//! that chunk's targets, and a target costs no lock of its own. Slots live as long as the router (chunks
 //! are allocated on first use and never freed), so a slot can be borrowed
 //! after the map lock is gone; a slot reused for another target carries a
 //! new generation, and a reader whose handle names an older one falls back
@@ -14,7 +17,7 @@
 //! new key whatever the number of targets, exact LRU while the bound is at
 //! most the window.
 
-use super::state::{Slot, TargetState};
+use super::state::{Chunk, Slot, TargetState};
 use super::targets::TargetMap;
 use crate::sync::ReadMostly;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -22,7 +25,8 @@ use std::time::Duration;
 
 /// Slots examined to pick a victim.
 pub(crate) const EVICTION_WINDOW: usize = 8;
-/// Slots per chunk of the arena (allocated together on first use).
+/// Slots per chunk of the arena (allocated together on first use, under
+/// one lock).
 const CHUNK: usize = 64;
 /// The largest bound honoured (a larger one is clamped).
 pub(crate) const MAX_TARGETS: usize = 1 << 24;
@@ -55,12 +59,11 @@ pub(crate) struct Claimed {
     pub(crate) evicted_entry: bool,
 }
 
-/// A run of slots, allocated on first use.
-type Chunk<B> = OnceLock<Box<[TargetState<B>]>>;
 
 pub(crate) struct Targets<B> {
     map: ReadMostly<TargetMap<Handle>>,
-    chunks: Box<[Chunk<B>]>,
+    /// Runs of slots, each allocated on first use with its lock.
+    chunks: Box<[OnceLock<Chunk<B>>]>,
     capacity: usize,
     alloc: Mutex<Alloc>,
 }
@@ -85,16 +88,15 @@ impl<B> Targets<B> {
     }
 
     /// The slot a handle names (whatever target it holds now).
-    pub(crate) fn slot(&self, index: u32) -> Option<&TargetState<B>> {
+    pub(crate) fn slot(&self, index: u32) -> Option<TargetState<'_, B>> {
         let index = index as usize;
         let chunk = self.chunks.get(index / CHUNK)?.get()?;
-        chunk.get(index % CHUNK)
+        TargetState::at(chunk, index % CHUNK)
     }
 
-    fn slot_or_alloc(&self, index: usize) -> &TargetState<B> {
-        let chunk = self.chunks[index / CHUNK]
-            .get_or_init(|| (0..CHUNK).map(|_| TargetState::new()).collect());
-        &chunk[index % CHUNK]
+    fn slot_or_alloc(&self, index: usize) -> TargetState<'_, B> {
+        let chunk = self.chunks[index / CHUNK].get_or_init(|| Chunk::new(CHUNK));
+        TargetState::at(chunk, index % CHUNK).expect("an index within the chunk")
     }
 
     fn lock_alloc(&self) -> MutexGuard<'_, Alloc> {
@@ -189,7 +191,7 @@ impl<B> Targets<B> {
     pub(crate) fn release_if(
         &self,
         handle: Handle,
-        pred: impl FnOnce(&TargetState<B>, &Slot<B>) -> bool,
+        pred: impl FnOnce(TargetState<'_, B>, &Slot<B>) -> bool,
     ) -> Option<bool> {
         let target = self.slot(handle.index)?;
         let mut alloc = self.lock_alloc();

@@ -66,7 +66,7 @@ impl<B: Engine> Router<B> {
     pub(super) fn hit(
         &self,
         handle: Handle,
-        target: &TargetState<B>,
+        target: TargetState<'_, B>,
         value: &[u8],
     ) -> Option<Arc<Definition>> {
         let now = self.options.clock.now_coarse();
@@ -90,7 +90,7 @@ impl<B: Engine> Router<B> {
     fn install(
         &self,
         handle: Handle,
-        target: &TargetState<B>,
+        target: TargetState<'_, B>,
         value: &[u8],
         definition: Arc<Definition>,
     ) -> CacheOutcome {

@@ -427,7 +427,7 @@ impl<B: Engine> Router<B> {
         &self,
         model: &str,
         routing_key: Option<&str>,
-    ) -> Option<(Handle, &TargetState<B>)> {
+    ) -> Option<(Handle, TargetState<'_, B>)> {
         let handle = self.targets.lookup(model, non_blank(routing_key))?;
         Some((handle, self.targets.slot(handle.index)?))
     }

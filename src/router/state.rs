@@ -2,14 +2,20 @@
 //! expression) and the balancer instances, one per definition identity,
 //! in a slot of the router's target arena (arena.rs).
 //!
-//! Locking: a hit takes only the read side of `slot` (one read stripe,
-//! crate::sync, so concurrent hits write no shared cache line); a build compiles under
-//! `build_lock` (one build per target at a time) and takes the write side of
-//! `slot` only to install the result, so a hit never waits for a compile.
-//! No code holds two targets' `slot` locks at once.
+//! Locking: the slots of one arena chunk (64 targets) share one
+//! read-mostly lock (crate::sync): a hit takes only its thread's read
+//! stripe of it, so concurrent hits write no shared cache line, and a
+//! target costs no lock shards of its own (8 shards of 128 bytes, 1 KiB,
+//! per lock: docs/embedding.md, Bounds). A build compiles under the
+//! target's own `build_lock` (one build per target at a time) and takes
+//! the write side of the chunk's lock only to install the result, so a hit
+//! never waits for a compile. No code holds two slots' locks at once (two
+//! slots of one chunk share the lock, and a read stripe is not re-entrant
+//! while a writer waits).
 
 use crate::ir::{Algorithm, Definition};
 use crate::sync::{ReadGuard, ReadMostly, WriteGuard};
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -92,74 +98,160 @@ impl<B> Slot<B> {
     }
 }
 
+impl<B> Slot<B> {
+    fn free() -> Self {
+        Slot {
+            entry: None,
+            instances: Vec::new(),
+            key: None,
+            generation: 0,
+        }
+    }
+}
+
+/// A target's own unlocked state: its build lock and last use.
 #[derive(Debug)]
-pub(crate) struct TargetState<B> {
-    slot: ReadMostly<Slot<B>>,
+struct Meta {
     build_lock: Mutex<()>,
     /// Clock reading (ns) of the entry's last build or hit.
     last_used_ns: AtomicU64,
 }
 
-impl<B> TargetState<B> {
-    pub(crate) fn new() -> Self {
-        TargetState {
-            slot: ReadMostly::new(Slot {
-                entry: None,
-                instances: Vec::new(),
-                key: None,
-                generation: 0,
-            }),
-            build_lock: Mutex::new(()),
-            last_used_ns: AtomicU64::new(0),
+/// A run of slots under one read-mostly lock, and their unlocked state.
+#[derive(Debug)]
+pub(crate) struct Chunk<B> {
+    slots: ReadMostly<Box<[Slot<B>]>>,
+    meta: Box<[Meta]>,
+}
+
+impl<B> Chunk<B> {
+    pub(crate) fn new(len: usize) -> Self {
+        Chunk {
+            slots: ReadMostly::new((0..len).map(|_| Slot::free()).collect()),
+            meta: (0..len)
+                .map(|_| Meta {
+                    build_lock: Mutex::new(()),
+                    last_used_ns: AtomicU64::new(0),
+                })
+                .collect(),
         }
     }
 
-    pub(crate) fn read(&self) -> ReadGuard<'_, Slot<B>> {
-        self.slot.read()
+    pub(crate) fn len(&self) -> usize {
+        self.meta.len()
+    }
+}
+
+/// One target's slot: a chunk and an index in it (`index < chunk.len()`).
+#[derive(Debug)]
+pub(crate) struct TargetState<'a, B> {
+    chunk: &'a Chunk<B>,
+    index: usize,
+}
+
+impl<B> Clone for TargetState<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B> Copy for TargetState<'_, B> {}
+
+/// Shared access to one slot: its chunk's read stripe.
+pub(crate) struct SlotRead<'a, B> {
+    guard: ReadGuard<'a, Box<[Slot<B>]>>,
+    index: usize,
+}
+
+impl<B> Deref for SlotRead<'_, B> {
+    type Target = Slot<B>;
+    fn deref(&self) -> &Slot<B> {
+        &self.guard[self.index]
+    }
+}
+
+/// Exclusive access to one slot: its chunk's write side.
+pub(crate) struct SlotWrite<'a, B> {
+    guard: WriteGuard<'a, Box<[Slot<B>]>>,
+    index: usize,
+}
+
+impl<B> Deref for SlotWrite<'_, B> {
+    type Target = Slot<B>;
+    fn deref(&self) -> &Slot<B> {
+        &self.guard[self.index]
+    }
+}
+
+impl<B> DerefMut for SlotWrite<'_, B> {
+    fn deref_mut(&mut self) -> &mut Slot<B> {
+        &mut self.guard[self.index]
+    }
+}
+
+impl<'a, B> TargetState<'a, B> {
+    /// The slot at `index` of `chunk`, if there is one.
+    pub(crate) fn at(chunk: &'a Chunk<B>, index: usize) -> Option<Self> {
+        (index < chunk.len()).then_some(TargetState { chunk, index })
     }
 
-    pub(crate) fn write(&self) -> WriteGuard<'_, Slot<B>> {
-        self.slot.write()
+    fn meta(self) -> &'a Meta {
+        &self.chunk.meta[self.index]
     }
 
-    pub(crate) fn lock_build(&self) -> MutexGuard<'_, ()> {
-        self.build_lock
+    pub(crate) fn read(self) -> SlotRead<'a, B> {
+        SlotRead {
+            guard: self.chunk.slots.read(),
+            index: self.index,
+        }
+    }
+
+    pub(crate) fn write(self) -> SlotWrite<'a, B> {
+        SlotWrite {
+            guard: self.chunk.slots.write(),
+            index: self.index,
+        }
+    }
+
+    pub(crate) fn lock_build(self) -> MutexGuard<'a, ()> {
+        self.meta()
+            .build_lock
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Records a use. Skips the store while the recorded time is within
-    /// [`TOUCH_GRANULARITY`], so concurrent hits on one target mostly read
-    /// the shared cache line instead of writing it.
-    pub(crate) fn touch(&self, now: Duration) {
+    /// [`TOUCH_GRANULARITY_NS`], so concurrent hits on one target mostly
+    /// read the shared cache line instead of writing it.
+    pub(crate) fn touch(self, now: Duration) {
         self.touch_ns(nanos(now));
     }
 
     /// [`TargetState::touch`] in nanoseconds, for the hit path.
-    pub(crate) fn touch_ns(&self, now: u64) {
-        let last = self.last_used_ns.load(Ordering::Relaxed);
-        if now.saturating_sub(last) >= TOUCH_GRANULARITY_NS {
-            self.last_used_ns.store(now, Ordering::Relaxed);
+    pub(crate) fn touch_ns(self, now: u64) {
+        let last = &self.meta().last_used_ns;
+        if now.saturating_sub(last.load(Ordering::Relaxed)) >= TOUCH_GRANULARITY_NS {
+            last.store(now, Ordering::Relaxed);
         }
     }
 
     /// Records a build: always stores.
-    pub(crate) fn touch_exact(&self, now: Duration) {
-        self.last_used_ns.store(nanos(now), Ordering::Relaxed);
+    pub(crate) fn touch_exact(self, now: Duration) {
+        self.meta().last_used_ns.store(nanos(now), Ordering::Relaxed);
     }
 
-    pub(crate) fn last_used(&self) -> Duration {
-        Duration::from_nanos(self.last_used_ns.load(Ordering::Relaxed))
+    pub(crate) fn last_used(self) -> Duration {
+        Duration::from_nanos(self.meta().last_used_ns.load(Ordering::Relaxed))
     }
 
     /// Whether an entry last used then has outlived the idle window by now.
-    pub(crate) fn idle_expired(&self, now: Duration, idle: Duration) -> bool {
+    pub(crate) fn idle_expired(self, now: Duration, idle: Duration) -> bool {
         self.idle_expired_ns(nanos(now), nanos(idle))
     }
 
     /// [`TargetState::idle_expired`] in nanoseconds, for the hit path.
-    pub(crate) fn idle_expired_ns(&self, now: u64, idle: u64) -> bool {
-        now.saturating_sub(self.last_used_ns.load(Ordering::Relaxed)) >= idle
+    pub(crate) fn idle_expired_ns(self, now: u64, idle: u64) -> bool {
+        now.saturating_sub(self.meta().last_used_ns.load(Ordering::Relaxed)) >= idle
     }
 }
 
