@@ -65,6 +65,9 @@ impl<T> std::fmt::Debug for ReadMostly<T> {
 /// Shards of a [`Pool`].
 const POOL_SHARDS: usize = 64;
 
+/// One shard of a [`Pool`]: its owners' states by id.
+type PoolShard<T> = ReadMostly<HashMap<u64, T, BuildHasherDefault<IdHash>>>;
+
 /// Read-mostly state of many owners (one per balancer instance, so one per
 /// target) behind shared read-mostly locks: owner `id` lives in shard
 /// `id % 64`. Each owner having its own `ReadMostly` would cost 1 KiB of
@@ -74,7 +77,7 @@ const POOL_SHARDS: usize = 64;
 /// share its shard, which hold it for one cache lookup. Owners are
 /// removed by their `Drop`.
 pub struct Pool<T> {
-    shards: Box<[ReadMostly<HashMap<u64, T, BuildHasherDefault<IdHash>>>]>,
+    shards: Box<[PoolShard<T>]>,
     next: AtomicU64,
 }
 
@@ -90,7 +93,7 @@ impl<T> Default for Pool<T> {
 }
 
 impl<T> Pool<T> {
-    fn shard(&self, id: u64) -> &ReadMostly<HashMap<u64, T, BuildHasherDefault<IdHash>>> {
+    fn shard(&self, id: u64) -> &PoolShard<T> {
         // POOL_SHARDS fits u64 and the remainder fits usize.
         &self.shards[(id % POOL_SHARDS as u64) as usize]
     }

@@ -53,7 +53,7 @@ static ALLOCATOR: Counting = Counting;
 /// The documented bound per target for a keyed target with one cached
 /// expression and one pulsar instance that ranked one affinity key over 4
 /// clusters (docs/embedding.md, bounds).
-const BYTES_PER_TARGET: usize = 6 * 1024;
+const BYTES_PER_TARGET: usize = 3 * 1024;
 
 // A slow guard (a million keys, about 90 s in a debug build on 2 cores):
 // kept out of the README's test command and run by its own step of

@@ -59,7 +59,6 @@ pub(crate) struct Claimed {
     pub(crate) evicted_entry: bool,
 }
 
-
 pub(crate) struct Targets<B> {
     map: ReadMostly<TargetMap<Handle>>,
     /// Runs of slots, each allocated on first use with its lock.

@@ -237,7 +237,9 @@ impl<'a, B> TargetState<'a, B> {
 
     /// Records a build: always stores.
     pub(crate) fn touch_exact(self, now: Duration) {
-        self.meta().last_used_ns.store(nanos(now), Ordering::Relaxed);
+        self.meta()
+            .last_used_ns
+            .store(nanos(now), Ordering::Relaxed);
     }
 
     pub(crate) fn last_used(self) -> Duration {
@@ -260,4 +262,22 @@ pub(crate) const TOUCH_GRANULARITY_NS: u64 = 100_000_000;
 
 pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::balancer::Balancer;
+
+    /// What a target costs in place, outside the heap its strings,
+    /// definitions and instances take (tests/alloc_targets.rs measures
+    /// those): its slot, its unlocked state, and its share of the chunk's
+    /// lock (1 KiB of shards per 64 targets).
+    #[test]
+    fn a_slot_costs_under_200_bytes_in_place() {
+        let in_place =
+            std::mem::size_of::<Slot<Balancer>>() + std::mem::size_of::<Meta>() + 1024 / 64;
+        println!("slot in place: {in_place} B");
+        assert!(in_place <= 200, "{in_place} B");
+    }
 }
