@@ -104,11 +104,26 @@ pub fn check_expr(
     let base = match base_of(alg) {
         Some(base) => base,
         None => {
-            diags.push(Diagnostic::new(
-                Code::Unavailable,
-                expr.method.span,
-                format!("routing method {alg} is not configured for this model"),
-            ));
+            let configured: Vec<Algorithm> = Algorithm::ALL
+                .into_iter()
+                .filter(|a| base_of(*a).is_some())
+                .collect();
+            let help = if configured.is_empty() {
+                "no routing method is configured for this model".to_string()
+            } else {
+                format!(
+                    "the methods configured for this model: {}",
+                    algorithm_list(&configured)
+                )
+            };
+            diags.push(
+                Diagnostic::new(
+                    Code::Unavailable,
+                    expr.method.span,
+                    format!("routing method {alg} is not configured for this model"),
+                )
+                .with_help(help),
+            );
             AlgorithmConfig::named(alg)
         }
     };

@@ -113,7 +113,10 @@ fn check_text(
     };
     let base_of = |a: Algorithm| resolve_base(table, model, a).map(|d| d.config.clone());
     let target = table_target(table);
-    let checked = check_expr(&expr, Context::Request, target, &base_of, diags)?;
+    let before = diags.len();
+    let checked = check_expr(&expr, Context::Request, target, &base_of, diags);
+    name_the_model(&mut diags[before..], table, model);
+    let checked = checked?;
     // A method-only value is the configured definition itself (shared state).
     let same = expr
         .args
@@ -196,7 +199,24 @@ pub fn check_request_ast(
     let mut diags = Vec::new();
     let target = table_target(table);
     let checked = check_expr(expr, Context::Request, target, &base_of, &mut diags);
+    name_the_model(&mut diags, table, model);
     (checked, diags)
+}
+
+/// `unavailable` names the model it is about: `model 'ID'` when the table
+/// lists it, else the models the table does not list (which use
+/// `default` and `request_algorithms`).
+fn name_the_model(diags: &mut [Diagnostic], table: &RouteTable, model: Option<&str>) {
+    let who = match model {
+        Some(m) if table.models.contains_key(m) => format!("model '{m}'"),
+        _ => "the models the configuration does not list".to_string(),
+    };
+    for d in diags.iter_mut().filter(|d| d.code == Code::Unavailable) {
+        d.message = d.message.replace("this model", &who);
+        if let Some(help) = &mut d.help {
+            *help = help.replace("this model", &who);
+        }
+    }
 }
 
 /// Compiles an expression (either form) with every diagnostic, against

@@ -37,7 +37,11 @@ pub(crate) fn at(text: &str, pos: usize, expected: &[Rule], code: Code) -> Diagn
         Some(w) => format!("expected {w}, found {found}"),
         None => format!("unexpected {found}"),
     };
-    Diagnostic::new(code, span, message)
+    let d = Diagnostic::new(code, span, message);
+    match super::quoting::call_help(text, pos) {
+        Some(help) => d.with_help(help),
+        None => d,
+    }
 }
 
 /// A string that starts at `pos` and is the reason the value failed:

@@ -32,6 +32,8 @@ pub(crate) fn parse(raw: &str) -> Result<Expr, Diagnostic> {
         let d = fail(raw, RFC_TAG, Span::new(e.at, end), why);
         if e.why.contains("digits") {
             d.with_help("quote a long number: numeric fields accept a quoted plain number, e.g. next_bucket_unlock_factor=\"0.0625\"")
+        } else if let Some(help) = super::quoting::header_help(raw, e.at) {
+            d.with_help(help)
         } else if e.why.contains("space") {
             d.with_help("remove the space: the header form allows spaces only around the whole value and after `;`")
         } else {

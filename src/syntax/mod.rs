@@ -16,6 +16,7 @@ mod header;
 mod lexical;
 mod names;
 mod print;
+mod quoting;
 mod route_file;
 mod sf_item;
 

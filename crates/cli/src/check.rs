@@ -46,6 +46,8 @@ pub struct ExplainArgs {
     /// The explanation's format; diagnostics go to stderr in the same one.
     #[arg(long, value_enum, default_value_t)]
     pub format: ExplainFormat,
+    #[command(flatten)]
+    pub project: super::project::ProjectArgs,
     /// One expression in call form or header form.
     #[arg(value_name = "EXPR")]
     pub expr: String,
@@ -80,7 +82,11 @@ pub fn run_check(args: &CheckArgs) -> i32 {
         Ok(format) => format,
         Err(error) => return usage_error(error),
     };
-    let table = match load_config(args.config.as_ref(), format, Stream::Stdout) {
+    let target = match projects.target_for(None) {
+        Ok(target) => target,
+        Err(error) => return usage_error(error),
+    };
+    let table = match load_config(args.config.as_ref(), format, Stream::Stdout, target) {
         Ok(table) => table,
         Err(code) => return code,
     };
@@ -95,7 +101,7 @@ pub fn run_check(args: &CheckArgs) -> i32 {
             expr,
             table.as_ref(),
             args.model.as_deref(),
-            super::target::get(),
+            target,
         )
         .1;
         if let Err(error) = projects.finish(None, &mut report) {
@@ -110,26 +116,38 @@ pub fn run_check(args: &CheckArgs) -> i32 {
 
 pub fn run_explain(args: &ExplainArgs) -> i32 {
     let format = Format::from(args.format);
-    let table = match load_config(args.config.as_ref(), format, Stream::Stderr) {
+    let mut projects = match super::project::Projects::new(&args.project) {
+        Ok(projects) => projects,
+        Err(error) => return usage_error(error),
+    };
+    let target = match projects.target_for(None) {
+        Ok(target) => target,
+        Err(error) => return usage_error(error),
+    };
+    let table = match load_config(args.config.as_ref(), format, Stream::Stderr, target) {
         Ok(table) => table,
         Err(code) => return code,
     };
     if let Err(error) = check_model(table.as_ref(), args.model.as_deref(), args.config.as_ref()) {
         return usage_error(error);
     }
-    let (explanation, report) = routex::check::explain_expression_for(
+    let (explanation, mut report) = routex::check::explain_expression_for(
         "arg:1",
         &args.expr,
         table.as_ref(),
         args.model.as_deref(),
-        super::target::get(),
+        target,
     );
-    let reports = [report];
-    if !reports[0].diagnostics.is_empty() {
+    if let Err(error) = projects.finish(None, &mut report) {
+        return usage_error(error);
+    }
+    let mut reports = vec![report];
+    reports.extend(projects.config_reports());
+    if reports.iter().any(|r| !r.diagnostics.is_empty()) {
         emit(&reports, format, Stream::Stderr, "expression", true);
     }
     match explanation {
-        Some(explanation) if !reports[0].has_errors() => {
+        Some(explanation) if !reports.iter().any(Report::has_errors) => {
             let text = match args.format {
                 ExplainFormat::Json => explain::render_json(&explanation),
                 ExplainFormat::Human => {
@@ -164,15 +182,30 @@ fn check_model(
         return Ok(());
     }
     let config = super::input::source_name(config);
-    // Bounded: the edit distance is quadratic in the name's length.
-    let hint = (model.len() <= 256)
-        .then(|| routex::check::did_you_mean(model, table.models.keys().map(String::as_str)))
-        .flatten()
-        .map(|name| format!("; did you mean '{name}'?"))
-        .unwrap_or_default();
+    let hint = unlisted_model_hint(table, model);
     Err(format!(
         "model '{model}' is not listed in {config}{hint} (omit --model for an unlisted model)"
     ))
+}
+
+/// The most models an "is not listed" message names.
+const FEW_MODELS: usize = 8;
+
+/// What follows "model 'X' is not listed in FILE": a did-you-mean when
+/// one listed name is close, else the listed models when there are few.
+pub(crate) fn unlisted_model_hint(table: &RouteTable, model: &str) -> String {
+    // Bounded: the edit distance is quadratic in the name's length.
+    let near = (model.len() <= 256)
+        .then(|| routex::check::did_you_mean(model, table.models.keys().map(String::as_str)))
+        .flatten();
+    match near {
+        Some(name) => format!("; did you mean '{name}'?"),
+        None if table.models.len() <= FEW_MODELS => {
+            let names: Vec<String> = table.models.keys().map(|m| format!("'{m}'")).collect();
+            format!("; it lists {}", names.join(", "))
+        }
+        None => format!("; it lists {} models", table.models.len()),
+    }
 }
 
 /// The `--config` table. A configuration with errors is reported (in
@@ -182,13 +215,14 @@ fn load_config(
     path: Option<&PathBuf>,
     format: Format,
     stream: Stream,
+    target: routex::ir::Target,
 ) -> Result<Option<RouteTable>, i32> {
     let Some(path) = path else {
         return Ok(None);
     };
     let text = read_text(path).map_err(usage_error)?;
     let name = super::input::source_name(path);
-    let (table, report) = load_table_for(&name, &text, super::target::get());
+    let (table, report) = load_table_for(&name, &text, target);
     match table {
         Some(table) if !report.has_errors() => Ok(Some(table)),
         _ => {

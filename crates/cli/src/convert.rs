@@ -2,11 +2,12 @@
 //! (lb-config.json -> route file). The converted text goes to `-o OUT` or
 //! stdout; diagnostics go to stderr so they never mix with it.
 
-use super::input::{read_text, write_output};
+use super::input::{read_text, write_output, UsageError};
 use super::output::{self, emit, status, usage_error, Stream};
 use super::Format;
 use clap::Args;
 use routex::diag::Report;
+use routex::ir::Target;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -17,8 +18,12 @@ pub struct BuildArgs {
     /// Where to write lb-config.json (stdout when absent).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The diagnostics' format (default: the project configuration's
+    /// `format`, else human).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    #[command(flatten)]
+    pub project: super::project::ProjectArgs,
 }
 
 #[derive(Debug, Args)]
@@ -29,8 +34,12 @@ pub struct ImportArgs {
     /// Where to write the route file (stdout when absent).
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The diagnostics' format (default: the project configuration's
+    /// `format`, else human).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    #[command(flatten)]
+    pub project: super::project::ProjectArgs,
 }
 
 pub fn run_build(args: &BuildArgs) -> i32 {
@@ -44,7 +53,8 @@ pub fn run_build(args: &BuildArgs) -> i32 {
         &args.file,
         args.output.as_deref(),
         args.format,
-        |name, text| routex::config::build_for(name, text, super::target::get()),
+        &args.project,
+        routex::config::build_for,
     )
 }
 
@@ -59,30 +69,50 @@ pub fn run_import(args: &ImportArgs) -> i32 {
         &args.file,
         args.output.as_deref(),
         args.format,
-        |name, text| routex::config::import_for(name, text, super::target::get()),
+        &args.project,
+        routex::config::import_for,
     )
 }
 
 fn convert(
     file: &Path,
     out: Option<&Path>,
-    format: Format,
-    converter: fn(&str, &str) -> (Option<String>, Report),
+    format: Option<Format>,
+    project: &super::project::ProjectArgs,
+    converter: fn(&str, &str, Target) -> (Option<String>, Report),
 ) -> i32 {
-    let text = match read_text(file) {
-        Ok(text) => text,
-        Err(error) => return usage_error(error),
-    };
-    let (converted, report) = converter(&super::input::source_name(file), &text);
-    let reports = [report];
-    if !reports[0].diagnostics.is_empty() {
+    match converted(file, out, format, project, converter) {
+        Ok(code) => code,
+        Err(error) => usage_error(error),
+    }
+}
+
+/// The conversion under the file's project configuration: its target, its
+/// levels and suppressions on the diagnostics, its format.
+fn converted(
+    file: &Path,
+    out: Option<&Path>,
+    format: Option<Format>,
+    project: &super::project::ProjectArgs,
+    converter: fn(&str, &str, Target) -> (Option<String>, Report),
+) -> Result<i32, UsageError> {
+    let mut projects = super::project::Projects::new(project)?;
+    let text = read_text(file)?;
+    let path = (!super::input::is_stdin(file)).then_some(file);
+    let target = projects.target_for(path)?;
+    let format = projects.format(format, path)?;
+    let (converted, mut report) = converter(&super::input::source_name(file), &text, target);
+    projects.finish(path, &mut report)?;
+    let mut reports = vec![report];
+    reports.extend(projects.config_reports());
+    if reports.iter().any(|r| !r.diagnostics.is_empty()) {
         emit(&reports, format, Stream::Stderr, "file", true);
     }
-    match converted {
-        Some(converted) if !reports[0].has_errors() => match write_output(out, &converted) {
-            Ok(()) => status(&reports, false),
-            Err(error) => usage_error(error),
-        },
+    Ok(match converted {
+        Some(converted) if !reports.iter().any(Report::has_errors) => {
+            write_output(out, &converted)?;
+            status(&reports, false)
+        }
         _ => output::FAILED,
-    }
+    })
 }

@@ -5,6 +5,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
 use routex::ir::RouteTable;
+use routex::ir::Target;
 use routex::router::{Rejection, RouteRequest, Router, RouterOptions};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -222,7 +223,7 @@ pub fn parse_input(text: &str) -> Result<(RequestInput, Vec<ClusterSnapshot>), S
             None => &message,
         };
         let message = routex::json_words::user_message(message);
-        format!("{}:{}: {message}", e.line(), e.column())
+        format!("{}:{}: {message}", e.line().max(1), e.column().max(1))
     })?;
     if !(input.request.elapsed_ms.is_finite() && input.request.elapsed_ms >= 0.0) {
         return Err("request.elapsed_ms must be a non-negative number".into());
@@ -236,8 +237,8 @@ pub fn parse_input(text: &str) -> Result<(RequestInput, Vec<ClusterSnapshot>), S
 }
 
 /// Loads a route table from a configuration file's text.
-pub fn load_config(name: &str, text: &str) -> Result<RouteTable, String> {
-    let (table, report) = routex::config::load_table_for(name, text, super::target::get());
+pub fn load_config(name: &str, text: &str, target: Target) -> Result<RouteTable, String> {
+    let (table, report) = routex::config::load_table_for(name, text, target);
     match (table, report.first_error()) {
         (Some(table), None) => Ok(table),
         (_, Some(error)) => Err(format!(
@@ -328,13 +329,14 @@ fn run_inner(args: &DecideArgs) -> Result<Outcome, String> {
     let table = match &args.config {
         Some(path) => {
             let name = super::input::source_name(path);
-            let table = load_config(&name, &read(path)?)?;
+            let target = super::target::for_file(Some(path));
+            let table = load_config(&name, &read(path)?, target)?;
             if let Some(model) = &args.model {
                 listed_model(&table, model, &name)?;
             }
             table
         }
-        None => routex::check::permissive_table_for(super::target::get()),
+        None => routex::check::permissive_table_for(super::target::for_file(None)),
     };
     decide(
         table,
@@ -355,12 +357,7 @@ fn listed_model(table: &RouteTable, model: &str, config: &str) -> Result<(), Str
     if table.models.is_empty() || table.models.contains_key(model) {
         return Ok(());
     }
-    // Bounded: the edit distance is quadratic in the name's length.
-    let hint = (model.len() <= 256)
-        .then(|| routex::check::did_you_mean(model, table.models.keys().map(String::as_str)))
-        .flatten()
-        .map(|name| format!("; did you mean '{name}'?"))
-        .unwrap_or_default();
+    let hint = super::check::unlisted_model_hint(table, model);
     Err(format!(
         "model '{model}' is not listed in {config}{hint} (omit --model to use the request's model)"
     ))

@@ -9,17 +9,21 @@ use super::output::{self, emit, usage_error, Stream};
 use super::{git, Format};
 use clap::{Args, ValueEnum};
 use routex::config::{load_table_for, looks_like_lb_config};
+use routex::diag::Report;
 use routex::render::diff as render;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// Compare git revisions of FILE: `REV` (REV's version against the
-    /// working file) or `REV..REV2` (two revisions), via `git show`.
+    /// working file), `REV..REV2` (two revisions) or `REV...REV2` (REV2
+    /// against the merge base, as `git diff` reads it), via `git show`.
     #[arg(long, value_name = "REV[..REV2]")]
     pub git: Option<String>,
     #[arg(long, value_enum, default_value_t)]
     pub format: DiffFormat,
+    #[command(flatten)]
+    pub project: super::project::ProjectArgs,
     /// OLD and NEW (two route files or two lb-config.json files); with
     /// `--git`, the one FILE.
     #[arg(required = true, num_args = 1..=2, value_name = "FILE")]
@@ -55,25 +59,43 @@ struct Side {
 }
 
 pub fn run(args: &DiffArgs) -> i32 {
-    let (old, new, file) = match inputs(args) {
-        Ok(sides) => sides,
-        Err(error) => return usage_error(error),
-    };
-    let target = super::target::get();
-    let (old_table, old_report) = load_table_for(&old.name, &old.text, target);
-    let (new_table, new_report) = load_table_for(&new.name, &new.text, target);
-    let (Some(old_table), Some(new_table)) = (
+    match compare(args) {
+        Ok(code) => code,
+        Err(error) => usage_error(error),
+    }
+}
+
+/// Both sides under the project configuration of the file (NEW, or the
+/// one FILE of `--git`): its target, and its levels and suppressions
+/// deciding which errors leave a side without a policy.
+fn compare(args: &DiffArgs) -> Result<i32, UsageError> {
+    let mut projects = super::project::Projects::new(&args.project)?;
+    let (old, new, file) = inputs(args)?;
+    let path = args
+        .files
+        .last()
+        .filter(|p| !super::input::is_stdin(p))
+        .map(PathBuf::as_path);
+    let target = projects.target_for(path)?;
+    let (old_table, mut old_report) = load_table_for(&old.name, &old.text, target);
+    let (new_table, mut new_report) = load_table_for(&new.name, &new.text, target);
+    projects.finish(path, &mut old_report)?;
+    projects.finish(path, &mut new_report)?;
+    let config = projects.config_reports();
+    let (Some(old_table), Some(new_table), false) = (
         old_table.filter(|_| !old_report.has_errors()),
         new_table.filter(|_| !new_report.has_errors()),
+        config.iter().any(Report::has_errors),
     ) else {
         // A file stargate would refuse to start with has no policy to
         // compare: its diagnostics instead (warnings are lint's job).
         let failing: Vec<_> = [old_report, new_report]
             .into_iter()
+            .chain(config)
             .filter(|r| r.has_errors())
             .collect();
         emit(&failing, args.format.into(), Stream::Stdout, "file", false);
-        return output::FAILED;
+        return Ok(output::FAILED);
     };
     let diff = routex::diff::diff_tables(&old_table, &new_table);
     let text = match args.format {
@@ -85,7 +107,7 @@ pub fn run(args: &DiffArgs) -> i32 {
         }
     };
     output::stdout(&text);
-    output::OK
+    Ok(output::OK)
 }
 
 /// The old and new sides, and the file the github format annotates.
@@ -106,23 +128,30 @@ fn inputs(args: &DiffArgs) -> Result<(Side, Side, String), UsageError> {
             (read(old)?, new, file)
         }
         (Some(spec), [path]) => {
-            let (old_rev, new_rev) = git::revisions(spec)?;
             let name = source_name(path);
-            let at = |rev: &str| -> Result<Side, UsageError> {
-                let side = format!("{rev}:{name}");
+            let at = |rev: &str, shown: &str| -> Result<Side, UsageError> {
+                let side = format!("{shown}:{name}");
                 Ok(Side {
                     text: git::show(rev, path, &side)?,
                     name: side,
                 })
             };
+            let (old, new_rev) = match git::revisions(spec)? {
+                git::Revisions::One(old) => (at(old, old)?, None),
+                git::Revisions::Two(old, new) => (at(old, old)?, Some(new)),
+                git::Revisions::MergeBase(a, b) => {
+                    let base = git::merge_base(a, b, path)?;
+                    (at(&base, &format!("merge-base({a},{b})"))?, Some(b))
+                }
+            };
             let new = match new_rev {
-                Some(rev) => at(rev)?,
+                Some(rev) => at(rev, rev)?,
                 None => Side {
                     text: read_text(path)?,
                     name: name.clone(),
                 },
             };
-            (at(old_rev)?, new, name)
+            (old, new, name)
         }
         (None, _) => {
             return Err(UsageError::new(

@@ -143,7 +143,7 @@ fn dispatch(command: &Command) -> i32 {
         Command::Decide(args) => decide::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Schema(args) => schema::run(args.file),
-        Command::Lsp(_) => routex_lsp::run_stdio_for(target::get()),
+        Command::Lsp(_) => routex_lsp::run_stdio_with(target::chosen()),
         Command::Completions(args) => completions(args.shell),
         Command::Man(args) => man(args),
     }

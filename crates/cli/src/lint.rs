@@ -64,7 +64,10 @@ fn lint(args: &LintArgs) -> Result<i32, UsageError> {
     let mut reports = Vec::with_capacity(inputs.len());
     for input in &inputs {
         let mut report = match &input.text {
-            Ok(text) => routex::config::load_table_for(&input.name, text, super::target::get()).1,
+            Ok(text) => {
+                let target = projects.target_for(input.path.as_deref())?;
+                routex::config::load_table_for(&input.name, text, target).1
+            }
             Err(why) => unreadable(&input.name, why),
         };
         projects.finish(input.path.as_deref(), &mut report)?;

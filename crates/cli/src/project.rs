@@ -6,6 +6,7 @@ use super::input::UsageError;
 use super::Format;
 use clap::Args;
 use routex::diag::{Code, Level, Levels, Report};
+use routex::ir::Target;
 use routex_project::{discover, Project, Use};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -151,6 +152,19 @@ impl Projects {
         Ok(())
     }
 
+    /// The stargate target `file` is checked for: `--stargate`, else its
+    /// configuration's `stargate`, else the newest (docs/cli.md "Project
+    /// configuration").
+    pub fn target_for(&mut self, file: Option<&Path>) -> Result<Target, UsageError> {
+        if let Some(target) = super::target::chosen() {
+            return Ok(target);
+        }
+        Ok(self
+            .project_for(file)?
+            .and_then(|p| p.settings.stargate)
+            .unwrap_or(Target::NEWEST))
+    }
+
     /// The output format: `--format`, else the first configuration's
     /// `format`, else human.
     pub fn format(
@@ -189,10 +203,36 @@ impl Projects {
         out
     }
 
+    /// The configuration files' own problems only, for the commands that
+    /// check one input on the way to another output (`explain`, `build`,
+    /// `import`, `diff`, `sim check`): unused suppressions are `lint`'s and
+    /// `check`'s to report.
+    pub fn config_reports(&self) -> Vec<Report> {
+        let mut out = Vec::new();
+        for (project, _) in &self.loaded {
+            let mut report = project.report.clone();
+            self.cli.apply(&mut report);
+            if !report.diagnostics.is_empty() {
+                out.push(report);
+            }
+        }
+        out
+    }
+
     /// Whether a directory search should skip `file`.
     pub fn is_excluded(&mut self, file: &Path) -> Result<bool, UsageError> {
         Ok(self
             .project_for(Some(file))?
             .is_some_and(|p| p.is_excluded(file)))
     }
+}
+
+/// The `stargate` of the project configuration nearest to `file` (`None`:
+/// the working directory's), if any.
+pub fn configured_target(file: Option<&Path>) -> Option<Target> {
+    let dir = match file.and_then(Path::parent) {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Project::load(&discover(&dir)?).ok()?.settings.stargate
 }

@@ -64,7 +64,7 @@ pub fn load(
     let options = scenario::LoadOptions {
         dir: path.and_then(Path::parent),
         trace,
-        stargate: super::target::chosen(),
+        stargate: super::target::chosen().or_else(|| super::project::configured_target(path)),
     };
     Ok(scenario::load_with(&name, &text, options))
 }
@@ -79,6 +79,11 @@ pub fn check(args: &CheckArgs) -> i32 {
             .collect(),
         Ok(Err(failure)) => failure.reports(),
     };
+    // The scenario's project configuration: its levels and suppressions.
+    let reports = match finish_reports(args.scenario.as_deref(), reports) {
+        Ok(reports) => reports,
+        Err(error) => return usage_error(error),
+    };
     emit(&reports, args.format, Stream::Stdout, "file", false);
     status(&reports, args.deny_warnings)
 }
@@ -91,8 +96,11 @@ pub fn init(args: &InitArgs) -> i32 {
         Err(e) => return usage_error(e),
     };
     let config_name = crate::input::source_name(&args.config);
-    let (table, report) =
-        routex::config::load_table_for(&config_name, &config_text, super::target::get());
+    let (table, report) = routex::config::load_table_for(
+        &config_name,
+        &config_text,
+        super::target::for_file(Some(&args.config)),
+    );
     let table = match table {
         Some(t) if !report.has_errors() => t,
         _ => {
@@ -104,16 +112,7 @@ pub fn init(args: &InitArgs) -> i32 {
         Some(entry) => entry.definition.policy.algorithm.name(),
         None if table.models.is_empty() => table.default.policy.algorithm.name(),
         None => {
-            let hint = (args.model.len() <= 256)
-                .then(|| {
-                    routex::check::did_you_mean(
-                        &args.model,
-                        table.models.keys().map(String::as_str),
-                    )
-                })
-                .flatten()
-                .map(|name| format!("; did you mean '{name}'?"))
-                .unwrap_or_default();
+            let hint = super::check::unlisted_model_hint(&table, &args.model);
             return usage_error(format!(
                 "model '{}' is not listed in {config_name}{hint}",
                 args.model
@@ -232,4 +231,19 @@ fn relative(target: &Path, dir: &Path) -> String {
             .map(|c| c.as_os_str().to_string_lossy().into_owned()),
     );
     parts.join("/")
+}
+
+/// `reports` finished with the project configuration of `scenario` (the
+/// built-in scenario: the working directory's), then the configuration's
+/// own problems.
+fn finish_reports(
+    scenario: Option<&Path>,
+    mut reports: Vec<Report>,
+) -> Result<Vec<Report>, crate::input::UsageError> {
+    let mut projects = super::project::Projects::new(&super::project::ProjectArgs::default())?;
+    for report in &mut reports {
+        projects.finish(scenario, report)?;
+    }
+    reports.extend(projects.config_reports());
+    Ok(reports)
 }

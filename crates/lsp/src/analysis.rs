@@ -17,6 +17,9 @@ pub struct Analysis {
     pub table: Option<RouteTable>,
     /// Whether the text was too large to check.
     pub too_large: bool,
+    /// The stargate target it was checked for: the command line's, else
+    /// its project configuration's `stargate`, else the newest.
+    pub target: routex::ir::Target,
     kind: Kind,
     text_len: usize,
     json: OnceCell<Option<Node>>,
@@ -29,16 +32,20 @@ impl Analysis {
     /// once.
     pub fn new(kind: Kind, name: &str, text: &str, path: Option<&std::path::Path>) -> Self {
         let too_large = text.len() > MAX_CHECKED_BYTES && kind != Kind::Other;
+        let project = path.and_then(project_of);
+        let target = crate::chosen_target()
+            .or_else(|| project.as_ref().and_then(|p| p.settings.stargate))
+            .unwrap_or(routex::ir::Target::NEWEST);
         let (table, report) = match kind {
             _ if too_large => (None, Report::new(name, "")),
-            Kind::Routes => routex::check::check_route_file_for(name, text, crate::target()),
-            Kind::Config => routex::config::check_lb_config_for(name, text, crate::target()),
+            Kind::Routes => routex::check::check_route_file_for(name, text, target),
+            Kind::Config => routex::config::check_lb_config_for(name, text, target),
             Kind::Scenario => (None, scenario_report(name, text)),
             Kind::Other => (None, Report::new(name, "")),
         };
         let mut report = report;
         if let (Some(path), Kind::Routes | Kind::Config) = (path, kind) {
-            apply_project(path, &mut report);
+            apply_project(project.as_ref(), path, &mut report);
         }
         // The report's copy of the text is not needed: the document has it.
         let report = Report {
@@ -49,6 +56,7 @@ impl Analysis {
             report,
             table,
             too_large,
+            target,
             kind,
             text_len: text.len(),
             json: OnceCell::new(),
@@ -78,14 +86,20 @@ impl Analysis {
     }
 }
 
+/// The project configuration of the file at `path`, read afresh.
+fn project_of(path: &std::path::Path) -> Option<routex_project::Project> {
+    let dir = path.parent().unwrap_or(path);
+    routex_project::Project::load(&routex_project::discover(dir)?).ok()
+}
+
 /// The project configuration of `path`, as `routex lint` applies it: its
 /// suppressions and levels (its own problems are `routex lint`'s to report).
-fn apply_project(path: &std::path::Path, report: &mut Report) {
-    let dir = path.parent().unwrap_or(path);
-    let Some(found) = routex_project::discover(dir) else {
-        return;
-    };
-    let Ok(project) = routex_project::Project::load(&found) else {
+fn apply_project(
+    project: Option<&routex_project::Project>,
+    path: &std::path::Path,
+    report: &mut Report,
+) {
+    let Some(project) = project else {
         return;
     };
     let mut used = vec![routex_project::Use::Unmatched; project.settings.suppressions.len()];

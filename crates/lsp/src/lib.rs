@@ -77,25 +77,56 @@ pub fn capabilities() -> ServerCapabilities {
     }
 }
 
-/// The stargate target the server checks for (docs/stargate.md 0.1):
-/// 0 the newest, else 1 + the position in `Target::ALL`.
+/// The stargate target given to the server (docs/stargate.md 0.1): 0
+/// none (each document follows its `routex.toml`, else the newest), else 1
+/// + the position in `Target::ALL`.
 static TARGET: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
-/// The stargate target documents are checked for.
-pub fn target() -> routex::ir::Target {
+thread_local! {
+    /// The target of the document a request is about, while it is answered.
+    static DOCUMENT_TARGET: std::cell::Cell<Option<routex::ir::Target>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The target given on the command line, if any: it wins over every
+/// project configuration.
+pub fn chosen_target() -> Option<routex::ir::Target> {
     match TARGET.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => routex::ir::Target::NEWEST,
-        code => routex::ir::Target::ALL
-            .get(usize::from(code - 1))
-            .copied()
-            .unwrap_or(routex::ir::Target::NEWEST),
+        0 => None,
+        code => routex::ir::Target::ALL.get(usize::from(code - 1)).copied(),
     }
 }
 
+/// The stargate target documents are checked for: the current document's
+/// (the command line's, else its project configuration's), else the
+/// command line's, else the newest.
+pub fn target() -> routex::ir::Target {
+    DOCUMENT_TARGET
+        .with(std::cell::Cell::get)
+        .or_else(chosen_target)
+        .unwrap_or(routex::ir::Target::NEWEST)
+}
+
+/// Answers with `target` as the document's target (completion and hover
+/// offer the fields it accepts).
+fn with_document_target<T>(target: routex::ir::Target, answer: impl FnOnce() -> T) -> T {
+    DOCUMENT_TARGET.with(|t| t.set(Some(target)));
+    let out = answer();
+    DOCUMENT_TARGET.with(|t| t.set(None));
+    out
+}
+
 /// [`run_stdio`] checking documents for the stargate `target`: its fields
-/// in completion and hover, its diagnostics.
+/// in completion and hover, its diagnostics, whatever `routex.toml` says.
 pub fn run_stdio_for(target: routex::ir::Target) -> i32 {
-    TARGET.store(target as u8 + 1, std::sync::atomic::Ordering::Relaxed);
+    run_stdio_with(Some(target))
+}
+
+/// [`run_stdio`] with the command line's target, if any; without one, each
+/// document follows the `stargate` of its project configuration.
+pub fn run_stdio_with(target: Option<routex::ir::Target>) -> i32 {
+    let code = target.map_or(0, |t| t as u8 + 1);
+    TARGET.store(code, std::sync::atomic::Ordering::Relaxed);
     run_stdio()
 }
 

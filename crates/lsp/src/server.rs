@@ -236,7 +236,7 @@ impl Server {
                 let at = p.text_document_position_params;
                 let result = docs.get(&at.text_document.uri).and_then(|d| {
                     let offset = d.lines.offset(&d.text, at.position);
-                    hover::hover(d, offset)
+                    crate::with_document_target(d.analysis().target, || hover::hover(d, offset))
                 });
                 Ok(serde_json::to_value(result).unwrap_or(Value::Null))
             }
@@ -246,7 +246,9 @@ impl Server {
                 let uri = &at.text_document.uri;
                 let items = docs.get(uri).map_or_else(Vec::new, |d| {
                     let offset = d.lines.offset(&d.text, at.position);
-                    completion::complete(d, offset, docs.others(uri))
+                    crate::with_document_target(d.analysis().target, || {
+                        completion::complete(d, offset, docs.others(uri))
+                    })
                 });
                 Ok(serde_json::to_value(items).unwrap_or(Value::Null))
             }

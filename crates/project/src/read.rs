@@ -156,7 +156,21 @@ impl Reader {
     fn top(&mut self, root: &DeTable<'_>, settings: &mut Settings) {
         for (key, value) in root {
             match key.get_ref().as_ref() {
-                "stargate" => settings.stargate = self.string(value, "stargate"),
+                "stargate" => {
+                    if let Some(name) = self.string(value, "stargate") {
+                        match routex::ir::Target::from_name(&name) {
+                            Some(target) => settings.stargate = Some(target),
+                            None => self.invalid(
+                                span_of(value),
+                                format!("unknown stargate target `{name}`"),
+                                Some(format!(
+                                    "the targets: {} (docs/stargate.md 0.1)",
+                                    routex::ir::Target::list()
+                                )),
+                            ),
+                        }
+                    }
+                }
                 "format" => {
                     if let Some(format) = self.string(value, "format") {
                         if FORMATS.contains(&format.as_str()) {

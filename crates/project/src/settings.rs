@@ -9,8 +9,9 @@ pub const FORMATS: [&str; 4] = ["human", "json", "github", "sarif"];
 /// The settings of one `routex.toml`; absent keys keep routex's defaults.
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
-    /// `stargate`: the stargate target the files are checked against.
-    pub stargate: Option<String>,
+    /// `stargate`: the stargate target the files are checked against;
+    /// `--stargate` wins.
+    pub stargate: Option<routex::ir::Target>,
     /// `format`: the default output format of `check` and `lint` (one of
     /// [`FORMATS`]); `--format` wins.
     pub format: Option<String>,

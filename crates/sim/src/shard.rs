@@ -190,8 +190,9 @@ fn not_a_shard(name: &str, e: &serde_json::Error) -> String {
     let message = text.find(" at line ").map_or(text.as_str(), |i| &text[..i]);
     format!(
         "{name}:{}:{}: not a shard file: {}",
-        e.line(),
-        e.column(),
+        e.line().max(1),
+        // serde_json says column 0 at the end of an empty file.
+        e.column().max(1),
         routex::json_words::user_message(message)
     )
 }

@@ -332,6 +332,33 @@ fn git_revisions_compare_like_the_files() {
 }
 
 #[test]
+fn git_three_dots_compare_against_the_merge_base_as_git_diff_does() {
+    let dir = repository("diff-git-merge-base");
+    let file = dir.join("lb-config.json").display().to_string();
+    // A branch that left at the first commit and changed nothing since.
+    git(&dir, &["branch", "side", "HEAD~1"]);
+    let by_files = json(&ok(&["diff", "--format", "json", OLD, NEW]));
+    let diff = |spec: &str| json(&ok(&["diff", "--format", "json", "--git", spec, &file]));
+    // What HEAD changed since side left it: the whole pair's change.
+    let since = diff("side...HEAD");
+    assert_eq!(since["old"], format!("merge-base(side,HEAD):{file}"));
+    assert_eq!(since["new"], format!("HEAD:{file}"));
+    assert_eq!(since["models"], by_files["models"]);
+    // What side changed since it left HEAD's history: nothing, where the
+    // two-dot form shows HEAD's change reversed.
+    assert_eq!(diff("HEAD...side")["models"], serde_json::json!([]));
+    assert_ne!(diff("HEAD..side")["models"], serde_json::json!([]));
+    // Unrelated or unknown revisions: one line quoting git.
+    let out = routex(&["diff", "--git", "nope...HEAD", &file]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.starts_with("routex: --git nope...HEAD: git merge-base: "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn git_failures_are_one_line_usage_errors() {
     let dir = repository("diff-git-errors");
     let file = dir.join("lb-config.json").display().to_string();
@@ -347,7 +374,7 @@ fn git_failures_are_one_line_usage_errors() {
         routex(&["diff", "--git", "HEAD~5..HEAD", &file]),
         format!("routex: HEAD~5:{file}: git: invalid object name 'HEAD~5'.\n"),
     );
-    for spec in ["main..", "..HEAD", "-p"] {
+    for spec in ["main..", "..HEAD", "-p", "a...", "...b", "a...b...c"] {
         let out = routex(&["diff", &format!("--git={spec}"), &file]);
         assert_eq!(out.code, 2, "{spec}");
         assert!(

@@ -39,7 +39,7 @@ fn an_unlisted_model_is_a_typo_with_a_did_you_mean() {
             "nope",
             "round-robin",
         ],
-        "model 'nope' is not listed in examples/fleet.routes (omit --model for an unlisted model)",
+        "model 'nope' is not listed in examples/fleet.routes; it lists 'llama-3-70b', 'mixtral-8x7b', 'llama-3-8b', 'embedding-small', 'qwen-2-72b' (omit --model for an unlisted model)",
     );
     // A listed model still works.
     let out = routex(&[

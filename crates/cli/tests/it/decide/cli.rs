@@ -248,6 +248,14 @@ fn decide_reads_like_every_command_and_names_the_file_in_positions() {
 
     let scratch = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("decide-read");
     std::fs::create_dir_all(&scratch).unwrap();
+    // Columns count from 1 here too: serde_json's column 0 at the end of
+    // an empty file is column 1.
+    let empty = scratch.join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let (code, _, stderr) = decide(&["--input", empty.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    let want = format!("routex: {}:1:1: ", empty.display());
+    assert!(stderr.starts_with(&want), "{stderr}");
     let latin1 = scratch.join("latin1.json");
     std::fs::write(&latin1, b"{\"request\": {\"model\": \"caf\xe9\"}}").unwrap();
     let huge = scratch.join("huge.json");

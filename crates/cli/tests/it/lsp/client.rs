@@ -25,7 +25,12 @@ pub struct Client {
 impl Client {
     /// Starts the server and completes the handshake.
     pub fn start() -> Client {
-        let mut client = Client::spawn();
+        Client::start_with(&[])
+    }
+
+    /// [`Client::start`] with extra arguments after `routex lsp`.
+    pub fn start_with(args: &[&str]) -> Client {
+        let mut client = Client::spawn_with(args);
         let result = client.request(
             "initialize",
             json!({
@@ -42,8 +47,14 @@ impl Client {
 
     /// Starts the server without the handshake.
     pub fn spawn() -> Client {
+        Client::spawn_with(&[])
+    }
+
+    /// [`Client::spawn`] with extra arguments after `routex lsp`.
+    pub fn spawn_with(args: &[&str]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_routex"))
             .arg("lsp")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -57,3 +57,59 @@ fn levels_and_suppressions_follow_routex_toml_and_its_changes() {
     );
     assert_eq!(client.shutdown(), 0);
 }
+
+/// Waits for the no-queue-SLO shortcut, which only `widening` has
+/// (docs/stargate.md 3.8.3).
+const SHORTCUT: &str = "default = pulsar-wait-and-widen(cache_affinity_wait_ms = 300)\n";
+
+#[test]
+fn the_stargate_target_follows_routex_toml_and_the_command_line_wins() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("lsp-project-target");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("routex.toml"), "stargate = \"widening\"\n").expect("write");
+    let routes = format!("file://{}/a.routes", dir.display());
+    // The file's target: widening's shortcut is reported.
+    let mut client = Client::start();
+    client.open(&routes, SHORTCUT);
+    assert_eq!(
+        codes(&client.diagnostics(&routes)),
+        [("no_queue_slo".to_string(), 2)]
+    );
+    // Completion offers widening's fields: no `last_cluster_affinity`.
+    let labels = completion_labels(&mut client, &routes);
+    assert!(
+        labels.iter().any(|l| l == "band_widen_interval_ms"),
+        "{labels:?}"
+    );
+    assert!(
+        !labels.iter().any(|l| l == "last_cluster_affinity"),
+        "{labels:?}"
+    );
+    assert_eq!(client.shutdown(), 0);
+    // `routex lsp --stargate sessions` wins over the file.
+    let mut client = Client::start_with(&["--stargate", "sessions"]);
+    client.open(&routes, SHORTCUT);
+    assert_eq!(codes(&client.diagnostics(&routes)), []);
+    let labels = completion_labels(&mut client, &routes);
+    assert!(
+        labels.iter().any(|l| l == "last_cluster_affinity"),
+        "{labels:?}"
+    );
+    assert_eq!(client.shutdown(), 0);
+}
+
+/// The labels completion offers inside the `default` entry's parentheses.
+fn completion_labels(client: &mut Client, uri: &str) -> Vec<String> {
+    let at = SHORTCUT.find('(').expect("an opening parenthesis") + 1;
+    let answer = client.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": at}}),
+    );
+    answer["result"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["label"].as_str().map(String::from))
+        .collect()
+}

@@ -1,0 +1,87 @@
+//! The help for an unquoted value that cannot stand bare: one that starts
+//! with a digit but is not a number (`405b-v1`), or holds a character a
+//! token cannot (`a/b c`, `x@y`). Both forms say the same thing, each in
+//! its own spelling: `seed="405b-v1"` in a header, `seed = "405b-v1"` in a
+//! route file or call.
+
+/// Whether `c` may continue an RFC 8941 token (tchar, `:` or `/`).
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~:/".contains(c)
+}
+
+/// Whether `value` could be written bare: a token (ALPHA or `*`, then
+/// token characters) or a number.
+fn stands_bare(value: &str) -> bool {
+    let mut chars = value.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() || c == '*' => chars.all(is_token_char),
+        Some(c) if c.is_ascii_digit() || c == '-' => {
+            value[1..].chars().all(|c| c.is_ascii_digit() || c == '.')
+        }
+        _ => false,
+    }
+}
+
+/// `value` as a quoted string (`"` and `\` escaped).
+fn quoted(value: &str) -> String {
+    format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The help for `name` given the unquoted `value`, in the header form
+/// (`header`) or the call and route-file form; `None` when the value is
+/// empty, already quoted, or could stand bare.
+pub(crate) fn help(name: &str, value: &str, header: bool) -> Option<String> {
+    let value = value.trim();
+    if value.is_empty() || value.starts_with('"') || stands_bare(value) || value.len() > 256 {
+        return None;
+    }
+    let written = if header {
+        format!("{name}={}", quoted(value))
+    } else {
+        format!("{name} = {}", quoted(value))
+    };
+    Some(format!(
+        "quote the value: {written} (a value that starts with a digit but is not a number, or holds a character a bare word cannot, must be a quoted string)"
+    ))
+}
+
+/// The help for a header-form failure at byte `at` of `raw`: the
+/// parameter value it falls in, to its `;` or the end.
+pub(crate) fn header_help(raw: &str, at: usize) -> Option<String> {
+    let before = raw.get(..at)?;
+    let segment = before.rfind(';')? + 1;
+    let eq = segment + raw.get(segment..at)?.find('=')?;
+    let name = raw.get(segment..eq)?.trim();
+    let end = raw.get(at..)?.find(';').map_or(raw.len(), |n| at + n);
+    help(name, raw.get(eq + 1..end)?, true)
+}
+
+/// The help for a call or route-file failure at byte `pos` of `text`,
+/// when it falls inside a value written after `NAME =`: the value runs to
+/// the next `,`, `)` or end of line.
+pub(crate) fn call_help(text: &str, pos: usize) -> Option<String> {
+    let before = text.get(..pos)?;
+    let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+    let line = &before[line_start..];
+    let eq = line.rfind('=')?;
+    // Only the value's own characters between `=` and the failure.
+    let start_text = &line[eq + 1..];
+    if start_text.trim().is_empty() || start_text.contains([',', '(', ')', '"']) {
+        return None;
+    }
+    let name_text = line[..eq].trim_end();
+    let name_start = name_text
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |n| n + 1);
+    let name = &name_text[name_start..];
+    // A parameter's `=` (after `(` or `,`), not an entry's (`default = x`).
+    let opens = text[..line_start + name_start]
+        .trim_end()
+        .ends_with(['(', ',']);
+    if name.is_empty() || !opens {
+        return None;
+    }
+    let rest = text.get(pos..)?;
+    let end = rest.find([',', ')', '\n']).unwrap_or(rest.len());
+    help(name, &format!("{start_text}{}", &rest[..end]), false)
+}
