@@ -203,16 +203,16 @@ pub fn check_request_ast(
     (checked, diags)
 }
 
-/// `unavailable` names the model it is about: `model 'ID'` when the table
-/// lists it, else the models the table does not list (which use
-/// `default` and `request_algorithms`).
+/// `unavailable`'s help names the model it is about: `model 'ID'` when
+/// the table lists it, else the models the table does not list (which use
+/// `default` and `request_algorithms`). The message stays stargate's
+/// (docs/stargate.md 5.3).
 fn name_the_model(diags: &mut [Diagnostic], table: &RouteTable, model: Option<&str>) {
     let who = match model {
         Some(m) if table.models.contains_key(m) => format!("model '{m}'"),
         _ => "the models the configuration does not list".to_string(),
     };
     for d in diags.iter_mut().filter(|d| d.code == Code::Unavailable) {
-        d.message = d.message.replace("this model", &who);
         if let Some(help) = &mut d.help {
             *help = help.replace("this model", &who);
         }

@@ -45,11 +45,29 @@ impl Reader<'_> {
         let errors_before = self.errors;
         let members = self.unique_members(members);
         let Some(alg_member) = members.iter().find(|m| m.key == "algorithm") else {
-            self.push(Diagnostic::new(
+            let d = Diagnostic::new(
                 Code::MissingField,
                 Span::new(node.span.start, node.span.start + 1),
                 "missing field `algorithm`",
-            ));
+            );
+            // A mistyped `algorithm` key (`algoritm`): name it.
+            let misspelt = members.iter().find(|m| {
+                m.key.len() <= 64
+                    && Field::from_name(&m.key).is_none()
+                    && did_you_mean(&m.key, ["algorithm"]).is_some()
+            });
+            self.push(match misspelt {
+                Some(m) => Diagnostic {
+                    span: m.key_span,
+                    ..d
+                }
+                .with_help(format!(
+                    "`{}` is not a field: did you mean `algorithm`?",
+                    m.key
+                ))
+                .with_suggestion("\"algorithm\""),
+                None => d,
+            });
             return None;
         };
         let alg = match &alg_member.value.value {
@@ -116,7 +134,7 @@ impl Reader<'_> {
                     .map_or(alg_member.value.span, |(_, s)| *s)
             };
             for (field, message) in builder_errors(&config, self.target) {
-                self.push(Diagnostic::new(Code::InvalidValue, span_of(field), message));
+                self.push(builder_diagnostic(alg, field, span_of(field), message));
             }
             self.warn(alg, &config, &key_spans);
         }
@@ -342,5 +360,22 @@ impl Reader<'_> {
         if let Some(d) = wait_key.and_then(|span| no_queue_slo(alg, self.target, f, span)) {
             self.push(d);
         }
+    }
+}
+
+/// A refusal of stargate's config builder as a diagnostic. A field the
+/// algorithm does not use (`comparator` on pulsar-wait-and-widen,
+/// `band_widen_interval_ms` on wait-and-widen) is the same mistake as in an
+/// expression: `not_applicable` with the same help, stargate's message.
+fn builder_diagnostic(alg: Algorithm, field: Option<Field>, span: Span, message: String) -> Diagnostic {
+    match field {
+        Some(f) if !f.expression_algorithms().contains(&alg) => {
+            Diagnostic::new(Code::NotApplicable, span, message).with_help(format!(
+                "{} applies to: {}",
+                f.name(),
+                algorithm_list(f.expression_algorithms())
+            ))
+        }
+        _ => Diagnostic::new(Code::InvalidValue, span, message),
     }
 }

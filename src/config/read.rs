@@ -271,14 +271,21 @@ impl Reader<'_> {
                 continue;
             }
             if key_alg != config.algorithm {
-                self.push(Diagnostic::new(
-                    Code::RequestAlgorithmMismatch,
-                    m.key_span,
-                    format!(
-                        "request_algorithms key {} does not match configured algorithm {}",
-                        m.key, config.algorithm
-                    ),
-                ));
+                self.push(
+                    Diagnostic::new(
+                        Code::RequestAlgorithmMismatch,
+                        m.key_span,
+                        format!(
+                            "request_algorithms key {} does not match configured algorithm {}",
+                            m.key, config.algorithm
+                        ),
+                    )
+                    .with_help(format!(
+                        "a request_algorithms entry is keyed by its own algorithm: write the key `{alg}`, or make the entry's `algorithm` `{key}`",
+                        alg = config.algorithm,
+                        key = key_alg
+                    )),
+                );
                 out = None;
                 continue;
             }
