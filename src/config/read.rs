@@ -281,7 +281,7 @@ impl Reader<'_> {
                         ),
                     )
                     .with_help(format!(
-                        "a request_algorithms entry is keyed by its own algorithm: write the key `{alg}`, or make the entry's `algorithm` `{key}`",
+                        "a request_algorithms entry's key is its algorithm: write `{alg}` as the key, or `{key}` as the algorithm",
                         alg = config.algorithm,
                         key = key_alg
                     )),

@@ -1,6 +1,7 @@
 //! Tests for the check layer: one helper per phase, table-driven cases.
 
 mod api;
+mod both_forms;
 mod diagnostics;
 mod expressions;
 mod lowering;
