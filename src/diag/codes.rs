@@ -247,7 +247,7 @@ code_table! {
         origin: Stargate,
         fixed: Some(REJECTED),
         title: "the parameter exists but not for this algorithm",
-        description: "The parameter exists but the algorithm does not use it, e.g. `band_widen_interval_ms` outside pulsar-wait-and-widen or `seed` on round-robin.",
+        description: "The parameter exists but the algorithm does not use it, e.g. `band_widen_interval_ms` outside pulsar-wait-and-widen or `seed` on round-robin. The same mistake in an lb-config.json entry whose field stargate parses but its start-up builder refuses (`comparator` on pulsar-wait-and-widen, `band_widen_interval_ms` and `fallback_max_queued` on wait-and-widen) has this code and help too, with stargate's start-up message.",
         help: "Drop the parameter, or switch to an algorithm the help line lists.",
     }
     InvalidValue {

@@ -93,7 +93,7 @@ fn every_problem_of_an_entry_is_reported() {
         found,
         vec![
             (Code::InvalidValue, "-1".into()),
-            (Code::InvalidValue, "\"band_widen_interval_ms\"".into()),
+            (Code::NotApplicable, "\"band_widen_interval_ms\"".into()),
             (
                 Code::InvalidValue,
                 "\"cache_affinity_input_tokens_scale\"".into()
