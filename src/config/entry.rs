@@ -367,7 +367,12 @@ impl Reader<'_> {
 /// algorithm does not use (`comparator` on pulsar-wait-and-widen,
 /// `band_widen_interval_ms` on wait-and-widen) is the same mistake as in an
 /// expression: `not_applicable` with the same help, stargate's message.
-fn builder_diagnostic(alg: Algorithm, field: Option<Field>, span: Span, message: String) -> Diagnostic {
+fn builder_diagnostic(
+    alg: Algorithm,
+    field: Option<Field>,
+    span: Span,
+    message: String,
+) -> Diagnostic {
     match field {
         Some(f) if !f.expression_algorithms().contains(&alg) => {
             Diagnostic::new(Code::NotApplicable, span, message).with_help(format!(

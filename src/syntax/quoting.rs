@@ -32,7 +32,13 @@ fn quoted(value: &str) -> String {
 /// empty, already quoted, or could stand bare.
 pub(crate) fn help(name: &str, value: &str, header: bool) -> Option<String> {
     let value = value.trim();
-    if value.is_empty() || value.starts_with('"') || stands_bare(value) || value.len() > 256 {
+    // A value holding `=` is a missing separator, not a value to quote.
+    if value.is_empty()
+        || value.starts_with('"')
+        || value.contains('=')
+        || stands_bare(value)
+        || value.len() > 256
+    {
         return None;
     }
     let written = if header {

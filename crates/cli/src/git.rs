@@ -161,7 +161,17 @@ mod tests {
             revisions("main...HEAD"),
             Ok(Revisions::MergeBase("main", "HEAD"))
         );
-        for bad in ["..HEAD", "main..", "a..b..c", "..", "...", "a...", "...b", "a...b...c", "a..b...c"] {
+        for bad in [
+            "..HEAD",
+            "main..",
+            "a..b..c",
+            "..",
+            "...",
+            "a...",
+            "...b",
+            "a...b...c",
+            "a..b...c",
+        ] {
             assert!(revisions(bad).is_err(), "{bad}");
         }
     }

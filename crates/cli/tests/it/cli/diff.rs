@@ -352,7 +352,8 @@ fn git_three_dots_compare_against_the_merge_base_as_git_diff_does() {
     let out = routex(&["diff", "--git", "nope...HEAD", &file]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.starts_with("routex: --git nope...HEAD: git merge-base: "),
+        out.stderr
+            .starts_with("routex: --git nope...HEAD: git merge-base: "),
         "{}",
         out.stderr
     );

@@ -31,7 +31,12 @@ fn a_value_that_cannot_stand_bare_gets_quoting_help_in_both_forms() {
             format!("quote the value: seed=\"405b-v1\" {WHY}"),
         )]
     );
-    let header = routex(&["check", "--format", "json", "pulsar;seed=a@b;cache_affinity_wait_ms=5"]);
+    let header = routex(&[
+        "check",
+        "--format",
+        "json",
+        "pulsar;seed=a@b;cache_affinity_wait_ms=5",
+    ]);
     assert_eq!(
         said(&header.stdout)[0].1,
         format!("quote the value: seed=\"a@b\" {WHY}")
@@ -68,7 +73,10 @@ fn a_value_that_cannot_stand_bare_gets_quoting_help_in_both_forms() {
     let out = routex(&["lint", "--format", "json", file.to_str().expect("UTF-8")]);
     let helps = said(&out.stdout);
     assert!(!helps.is_empty());
-    assert!(helps.iter().all(|(_, help)| !help.starts_with("quote")), "{helps:?}");
+    assert!(
+        helps.iter().all(|(_, help)| !help.starts_with("quote")),
+        "{helps:?}"
+    );
 }
 
 #[test]
@@ -92,7 +100,14 @@ fn unavailable_names_the_model_and_its_methods_in_its_help() {
             "the methods configured for model 'llama-3-70b': wait-and-widen, round-robin, pulsar, pulsar-wait-and-widen".to_string(),
         )]
     );
-    let out = routex(&["check", "--format", "json", "--config", "examples/fleet.routes", "random"]);
+    let out = routex(&[
+        "check",
+        "--format",
+        "json",
+        "--config",
+        "examples/fleet.routes",
+        "random",
+    ]);
     assert_eq!(
         said(&out.stdout),
         [(

@@ -147,7 +147,10 @@ fn decide_overrides_and_model_flag() {
     assert!(line.contains(r#""decision""#), "{line}");
     // An unlisted --model is a typo (it would silently decide with the
     // default set), with a did-you-mean as `check --model` gives.
-    for (model, hint) in [("lama", "; did you mean 'llama'?"), ("other", "; it lists 'llama'")] {
+    for (model, hint) in [
+        ("lama", "; did you mean 'llama'?"),
+        ("other", "; it lists 'llama'"),
+    ] {
         let (code, stdout, stderr) = decide(&[
             "--input",
             "@full-primary.json",
