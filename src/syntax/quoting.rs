@@ -76,12 +76,15 @@ pub(crate) fn call_help(text: &str, pos: usize) -> Option<String> {
         return None;
     }
     let name_text = line[..eq].trim_end();
+    // The name: the trailing run of ASCII word characters (a char
+    // boundary, whatever precedes it).
     let name_start = name_text
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |n| n + 1);
-    let name = &name_text[name_start..];
+        .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        .len();
+    let name = name_text.get(name_start..)?;
     // A parameter's `=` (after `(` or `,`), not an entry's (`default = x`).
-    let opens = text[..line_start + name_start]
+    let opens = text
+        .get(..line_start + name_start)?
         .trim_end()
         .ends_with(['(', ',']);
     if name.is_empty() || !opens {

@@ -56,6 +56,13 @@ fn a_field_on_the_wrong_algorithm_gets_one_code_and_one_help_in_both_forms() {
                 routex::config::check_lb_config_for("lb-config.json", &text, target);
             let in_expr = misplaced(&expr_report);
             let in_json = misplaced(&json_report);
+            if field.json_takes(alg) {
+                // Configuration may set what a request may not
+                // (`cache_affinity_virtual_nodes` on pulsar-wait-and-widen):
+                // no mistake in the file.
+                assert_eq!(in_json, [], "{text}");
+                continue;
+            }
             assert_eq!(
                 in_expr.len(),
                 in_json.len(),
@@ -63,7 +70,8 @@ fn a_field_on_the_wrong_algorithm_gets_one_code_and_one_help_in_both_forms() {
             );
             for ((expr_code, expr_help), (json_code, json_help)) in in_expr.iter().zip(&in_json) {
                 assert_eq!(*expr_code, Code::NotApplicable, "{expr}");
-                let expected = if field.json_takes(alg) {
+                // Parsed for the algorithm but refused by the builder.
+                let expected = if field.json_algorithms().contains(&alg) {
                     Code::NotApplicable
                 } else {
                     Code::UnsupportedField
