@@ -341,7 +341,11 @@ impl FilePrinter<'_> {
             if let Some(c) = self.take_trailing(prev, arg.span.start) {
                 self.append_comment(&mut lines, c);
             }
-            for c in self.take_between(prev, arg.span.start) {
+            // A comment between an argument's name and its value (the
+            // line broken after the name) goes on its own line before the
+            // argument: left out here, it would be hoisted above the whole
+            // item and the next fmt would print the list on one line.
+            for c in self.take_between(prev, arg.span.end) {
                 lines.push(format!("{arg_indent}{}", self.comment_text(c)));
             }
             lines.push(format!(

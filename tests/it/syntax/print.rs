@@ -206,3 +206,17 @@ fn fmt_refuses_a_method_only_value_that_is_no_method_token() {
         "round-robin"
     );
 }
+
+/// A comment between an argument's name and its `=` (found by the mutation
+/// property test): it stays inside the argument list, on its own line
+/// before the argument, and a second fmt changes nothing.
+#[test]
+fn a_comment_inside_an_argument_stays_in_the_list() {
+    let text = "model \"m\" = pulsar-wait-and-widen(\n    s#ed = \"v1\",\n     = 2,\n) {\n}\n";
+    let formatted = format_route_file(text).expect("formats");
+    assert_eq!(
+        formatted,
+        "model \"m\" = pulsar-wait-and-widen(\n    #ed = \"v1\",\n    s = 2,\n)\n"
+    );
+    assert_eq!(format_route_file(&formatted).expect("formats"), formatted);
+}
