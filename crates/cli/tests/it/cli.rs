@@ -7,6 +7,7 @@ mod diff;
 mod distribution;
 mod fixtures;
 mod human;
+mod json_schema;
 mod messages;
 mod project;
 mod project_commands;

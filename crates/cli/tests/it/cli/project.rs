@@ -4,33 +4,7 @@
 //! configuration, the formats that say what was suppressed, and lint going
 //! on past a file it cannot read.
 
-use super::run::{json, scratch, Output};
-use std::path::Path;
-use std::process::Command;
-
-/// Runs `routex ARGS` in `dir`.
-fn routex_in(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_routex"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .env_remove("COLUMNS")
-        .output()
-        .expect("routex runs");
-    Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn write(dir: &Path, name: &str, text: &str) {
-    let path = dir.join(name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("dir");
-    }
-    std::fs::write(path, text).expect("write");
-}
+use super::run::{json, routex_in, scratch, write, Output};
 
 /// `(code, severity, source)` of every reported finding.
 fn findings(out: &Output) -> Vec<(String, String, String)> {

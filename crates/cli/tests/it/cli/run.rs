@@ -18,9 +18,19 @@ pub fn root() -> &'static Path {
 
 /// Runs `routex ARGS` in the crate root with `stdin` as input.
 pub fn routex_with_stdin(args: &[&str], stdin: &str) -> Output {
+    run_in(root(), args, stdin)
+}
+
+/// Runs `routex ARGS` in `dir` (a scratch project, for discovery of
+/// `routex.toml` and relative paths).
+pub fn routex_in(dir: &Path, args: &[&str]) -> Output {
+    run_in(dir, args, "")
+}
+
+fn run_in(dir: &Path, args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_routex"))
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .env_remove("NO_COLOR")
         .env_remove("COLUMNS")
         .stdin(Stdio::piped())
@@ -56,4 +66,13 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Parses output as JSON, failing the test with the text when it is not.
 pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+/// Writes `text` to `dir/name`, creating the directories on the way.
+pub fn write(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("dir");
+    }
+    std::fs::write(path, text).expect("write");
 }

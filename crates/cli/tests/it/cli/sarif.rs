@@ -4,12 +4,11 @@
 //! that survive line shifts; one name per file however it was reached.
 //! `.ci/sarif-validate` runs Microsoft's Multitool over the same cases.
 
-use super::run::{json, scratch};
+use super::json_schema::{validate, Draft};
+use super::run::{json, routex_in, scratch, Output};
 use routex::diag::{Code, Diagnostic, Report, Span};
 use routex::render::sarif;
 use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 
 /// The published schema's `run.language` pattern has a stray `]`, which
 /// ECMA-262 reads as a literal but a format-checking validator rejects as a
@@ -17,7 +16,9 @@ use std::process::Command;
 const BROKEN_PATTERN: &str = r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$""#;
 const MENDED_PATTERN: &str = r#""^[a-zA-Z]{2}(-[a-zA-Z]{2})?$""#;
 
-fn validator() -> jsonschema::Validator {
+/// The schema errors of each log (the schema's formats checked), or
+/// `None` when no validator is installed.
+fn schema_errors(logs: &[Value]) -> Option<Vec<Vec<String>>> {
     let path = super::run::root().join("tests/inputs/sarif/sarif-schema-2.1.0.json");
     let text = std::fs::read_to_string(path).expect("the schema is committed");
     assert!(
@@ -25,32 +26,14 @@ fn validator() -> jsonschema::Validator {
         "the schema changed: review the mending"
     );
     let schema: Value = json(&text.replace(BROKEN_PATTERN, MENDED_PATTERN));
-    jsonschema::draft7::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("the SARIF schema compiles")
+    validate(&schema, Draft::Draft7, true, logs)
 }
 
+/// Fails the test with every schema error of `log`.
 fn assert_valid(log: &Value) {
-    let validator = validator();
-    let errors: Vec<String> = validator
-        .iter_errors(log)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{log:#}");
-}
-
-/// `routex ARGS` run in `dir`: (exit code, stdout).
-fn routex_in(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_routex"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("routex runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    if let Some(errors) = schema_errors(std::slice::from_ref(log)) {
+        assert!(errors[0].is_empty(), "{:#?}\n{log:#}", errors[0]);
+    }
 }
 
 fn uris(log: &Value) -> Vec<String> {
@@ -90,7 +73,7 @@ fn odd_file_names_are_percent_encoded_relative_references() {
         std::fs::write(dir.join(name), ALIAS).expect("write");
         args.push(name);
     }
-    let (code, stdout) = routex_in(&dir, &args);
+    let Output { code, stdout, .. } = routex_in(&dir, &args);
     assert_eq!(code, 0, "warnings only");
     let log = json(&stdout);
     let want: Vec<String> = ODD
@@ -122,7 +105,7 @@ fn absolute_paths_are_file_uris() {
     let file = dir.join("a b#.routes");
     std::fs::write(&file, ALIAS).expect("write");
     let path = file.to_str().expect("utf-8 path");
-    let (_, stdout) = routex_in(&dir, &["lint", "--format", "sarif", path]);
+    let Output { stdout, .. } = routex_in(&dir, &["lint", "--format", "sarif", path]);
     let log = json(&stdout);
     let uri = format!("file://{}", path.replace(' ', "%20").replace('#', "%23"));
     assert_eq!(uris(&log), [format!("- {uri}")]);
@@ -137,7 +120,7 @@ fn one_file_has_one_name_in_every_format_however_it_was_reached() {
     for format in ["sarif", "github", "json"] {
         let outputs: Vec<String> = [".", "sub", "./sub/", "./sub/./x.routes"]
             .iter()
-            .map(|path| routex_in(&dir, &["lint", "--format", format, path]).1)
+            .map(|path| routex_in(&dir, &["lint", "--format", format, path]).stdout)
             .collect();
         assert!(
             outputs.iter().all(|o| *o == outputs[0]),
@@ -145,7 +128,7 @@ fn one_file_has_one_name_in_every_format_however_it_was_reached() {
         );
         assert!(!outputs[0].contains("./"), "{format}: {}", outputs[0]);
     }
-    let (_, github) = routex_in(&dir, &["lint", "--format", "github", "."]);
+    let Output { stdout: github, .. } = routex_in(&dir, &["lint", "--format", "github", "."]);
     assert!(
         github.starts_with("::warning file=sub/x.routes,line=2,"),
         "{github}"
@@ -159,7 +142,7 @@ fn fingerprints_survive_runs_and_line_shifts() {
     let two = "default = round-robin\nmodel \"m\" = powerOf2\nmodel \"n\" = powerOf2\n";
     let fingerprints = |text: &str| {
         std::fs::write(&file, text).expect("write");
-        let log = json(&routex_in(&dir, &["lint", "--format", "sarif", "f.routes"]).1);
+        let log = json(&routex_in(&dir, &["lint", "--format", "sarif", "f.routes"]).stdout);
         log["runs"][0]["results"]
             .as_array()
             .into_iter()
@@ -195,7 +178,7 @@ fn fingerprints_survive_runs_and_line_shifts() {
 
 #[test]
 fn expressions_are_inline_artifacts_with_their_text() {
-    let (code, stdout) = routex_in(
+    let Output { code, stdout, .. } = routex_in(
         super::run::root(),
         &["check", "--format", "sarif", "round-robin", "powerOf2"],
     );
@@ -288,14 +271,15 @@ fn the_schema_check_catches_what_the_old_output_did() {
     report
         .diagnostics
         .push(Diagnostic::new(Code::SyntaxError, Span::new(0, 1), "m"));
-    let mut log = sarif::to_value(&[report]);
-    assert_valid(&log);
-    log["runs"][0]["artifacts"][0]["location"]["uri"] = "a b#1.routes".into();
-    assert!(!validator().is_valid(&log));
-    log["runs"][0]["artifacts"][0]["location"]["uri"] = "a%20b%231.routes".into();
-    log["runs"][0]["tool"]["driver"]["informationUri"] = "docs/cli.md".into();
-    assert!(
-        !validator().is_valid(&log),
-        "informationUri must be absolute"
-    );
+    let good = sarif::to_value(&[report]);
+    let mut raw_name = good.clone();
+    raw_name["runs"][0]["artifacts"][0]["location"]["uri"] = "a b#1.routes".into();
+    let mut relative_information = good.clone();
+    relative_information["runs"][0]["tool"]["driver"]["informationUri"] = "docs/cli.md".into();
+    let Some(errors) = schema_errors(&[good, raw_name, relative_information]) else {
+        return;
+    };
+    assert!(errors[0].is_empty(), "{:#?}", errors[0]);
+    assert!(!errors[1].is_empty(), "a raw name is no URI reference");
+    assert!(!errors[2].is_empty(), "informationUri must be absolute");
 }

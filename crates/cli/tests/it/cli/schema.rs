@@ -3,17 +3,20 @@
 //! error fails, and for every algorithm and field a one-field configuration
 //! is valid for the schema exactly when `routex lint` finds no error.
 
+use super::json_schema::{valid, Draft};
 use super::run::{json, root, routex};
 use routex::check::schema::{Field, Kind};
 use routex::ir::Algorithm;
 use serde_json::{json, Value};
 
-fn validator() -> jsonschema::Validator {
-    let schema = routex_cli::schema::lb_config_schema();
-    jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("the generated schema compiles")
+/// Whether each configuration is valid for `routex schema`'s schema, or
+/// `None` when no validator is installed (the test then says it skipped).
+fn schema_valid(configs: &[Value]) -> Option<Vec<bool>> {
+    valid(
+        &routex_cli::schema::lb_config_schema(),
+        Draft::Draft202012,
+        configs,
+    )
 }
 
 fn checker_errors(text: &str) -> usize {
@@ -40,9 +43,9 @@ fn the_command_prints_the_committed_schema() {
 
 #[test]
 fn bundled_configurations_validate_and_erroneous_fixtures_fail() {
-    let validator = validator();
     let example = std::fs::read_to_string(root().join("examples/lb-config.json")).expect("example");
-    assert!(validator.is_valid(&json(&example)));
+    // (what, instance, whether the checker finds it clean)
+    let mut cases = vec![("examples/lb-config.json".to_string(), json(&example), true)];
     let dir = root().join("tests/inputs/diagnostics");
     let mut checked = (0, 0);
     for entry in std::fs::read_dir(&dir).expect("fixtures").flatten() {
@@ -55,17 +58,28 @@ fn bundled_configurations_validate_and_erroneous_fixtures_fail() {
             continue; // invalid_json: no instance to validate
         };
         let clean = checker_errors(&text) == 0;
-        assert_eq!(validator.is_valid(&value), clean, "{}", path.display());
         if clean {
             checked.0 += 1
         } else {
             checked.1 += 1
         }
+        cases.push((path.display().to_string(), value, clean));
     }
     assert!(checked.0 >= 3 && checked.1 >= 5, "{checked:?}");
     // The route file's lb-config.json (`routex build`) validates too.
     let built = routex(&["build", "examples/fleet.routes"]);
-    assert!(validator.is_valid(&json(&built.stdout)));
+    cases.push((
+        "routex build examples/fleet.routes".into(),
+        json(&built.stdout),
+        true,
+    ));
+    let instances: Vec<Value> = cases.iter().map(|c| c.1.clone()).collect();
+    let Some(valid) = schema_valid(&instances) else {
+        return;
+    };
+    for ((what, _, clean), valid) in cases.iter().zip(valid) {
+        assert_eq!(valid, *clean, "{what}");
+    }
 }
 
 /// A value of the field's kind that the checker accepts where the field is
@@ -83,43 +97,43 @@ fn sample(field: Field) -> Value {
 
 #[test]
 fn schema_and_checker_agree_on_every_algorithm_and_field() {
-    let validator = validator();
-    let mut agreed = 0;
+    // Every configuration with the checker's verdict, validated in one batch.
+    let mut configs = Vec::new();
     for algorithm in Algorithm::ALL {
         for field in Field::ALL {
             for value in [sample(field), json!("wrong kind"), json!(null)] {
-                let config =
-                    json!({"models": {"m": {"algorithm": algorithm.name(), field.name(): value}}});
-                let text = config.to_string();
-                let clean = checker_errors(&text) == 0;
-                assert_eq!(
-                    validator.is_valid(&config),
-                    clean,
-                    "{text}: the checker finds {} error(s)",
-                    checker_errors(&text)
+                configs.push(
+                    json!({"models": {"m": {"algorithm": algorithm.name(), field.name(): value}}}),
                 );
-                agreed += 1;
             }
         }
         for name in [algorithm.name(), "nope"] {
-            let config = json!({"default": name, "request_algorithms": {name: name}});
-            assert_eq!(
-                validator.is_valid(&config),
-                checker_errors(&config.to_string()) == 0,
-                "{config}"
-            );
+            configs.push(json!({"default": name, "request_algorithms": {name: name}}));
         }
     }
-    assert_eq!(agreed, 6 * routex::ir::FIELDS.len() * 3);
+    assert_eq!(configs.len(), 6 * (routex::ir::FIELDS.len() * 3 + 2));
     // Ranges the builder enforces.
-    for (field, value, ok) in [
+    let ranges = [
         ("sample_count", 64, true),
         ("sample_count", 65, false),
         ("sample_count", 0, false),
-    ] {
+    ];
+    for (field, value, ok) in ranges {
         let config = json!({"models": {"m": {"algorithm": "power-of-n", field: value}}});
-        assert_eq!(validator.is_valid(&config), ok, "{config}");
         assert_eq!(checker_errors(&config.to_string()) == 0, ok, "{config}");
+        configs.push(config);
+    }
+    let Some(valid) = schema_valid(&configs) else {
+        return;
+    };
+    for (config, valid) in configs.iter().zip(valid) {
+        let text = config.to_string();
+        let errors = checker_errors(&text);
+        assert_eq!(
+            valid,
+            errors == 0,
+            "{text}: the checker finds {errors} error(s)"
+        );
     }
 }
 
@@ -133,9 +147,6 @@ fn the_project_schema_is_committed_and_agrees_with_the_reader() {
         out.stdout, committed,
         "regenerate: routex schema routex-toml > docs/routex-toml.schema.json"
     );
-    let validator = jsonschema::draft202012::options()
-        .build(&routex_project::schema())
-        .expect("the generated schema compiles");
     // The same settings as TOML for the reader and as JSON for the schema.
     let cases = [
         (
@@ -151,10 +162,14 @@ fn the_project_schema_is_committed_and_agrees_with_the_reader() {
         ("[[suppressions]]\nfiles = [\"a\"]\n", json!({"suppressions": [{"files": ["a"]}]})),
         ("[[suppressions]]\nfiles = [\"a\"]\ncodes = [\"unknown_field\"]\n", json!({"suppressions": [{"files": ["a"], "codes": ["unknown_field"]}]})),
     ];
-    for (toml, value) in cases {
+    let instances: Vec<Value> = cases.iter().map(|c| c.1.clone()).collect();
+    let Some(valid) = valid(&routex_project::schema(), Draft::Draft202012, &instances) else {
+        return;
+    };
+    for ((toml, _), valid) in cases.iter().zip(valid) {
         let clean = !routex_project::parse("routex.toml", toml)
             .report
             .has_errors();
-        assert_eq!(validator.is_valid(&value), clean, "{toml}");
+        assert_eq!(valid, clean, "{toml}");
     }
 }
