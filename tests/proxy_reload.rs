@@ -13,7 +13,7 @@ mod backend;
 mod client;
 #[path = "support/proxy_fleet.rs"]
 mod fleet;
-// The gateway's store serves tests/proxy.rs.
+// The gateway's store serves tests/proxy/routing.rs.
 #[allow(dead_code)]
 #[path = "../examples/proxy/gateway.rs"]
 mod gateway;

@@ -11,14 +11,14 @@
 //! `curl -si -XPOST localhost:8080/v1/completions -H 'x-request-id: 1'
 //! -H 'x-model: llama-3-70b' -H 'x-input-tokens: 100' -H 'x-cache-affinity-key: k'`.
 //! With `--demo` it sends a few requests itself, prints where they went,
-//! and exits. `tests/proxy.rs` runs the same modules end to end.
+//! and exits. `tests/proxy/routing.rs` runs the same modules end to end.
 
-// The fake backend's test controls (hold, fail, counters) serve tests/proxy.rs.
+// The fake backend's test controls (hold, fail, counters) serve tests/proxy/routing.rs.
 #[allow(dead_code)]
 mod backend;
 mod client;
 mod front;
-// `len` serves tests/proxy.rs.
+// `len` serves tests/proxy/routing.rs.
 #[allow(dead_code)]
 mod gateway;
 mod heartbeat;

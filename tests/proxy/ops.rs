@@ -1,33 +1,13 @@
 //! The proxy example in production over loopback (the fleet of
-//! tests/support/proxy_fleet.rs, explained in tests/proxy.rs): a cold
+//! tests/support/proxy_fleet.rs, explained in tests/proxy/routing.rs): a cold
 //! start, `/metrics` read by a Prometheus text parser and checked against
 //! the requests sent, and backend health (stats expiry, passive outlier
 //! ejection, draining) with positions and reservations unchanged.
 //! Health time is a `ManualClock` the test advances.
-#![cfg(all(feature = "tokio", feature = "http", feature = "metrics"))]
 
-// Each test binary uses a part of the fake backend's controls.
-#[allow(dead_code)]
-#[path = "../examples/proxy/backend.rs"]
-mod backend;
-#[path = "../examples/proxy/client.rs"]
-mod client;
-#[path = "support/proxy_fleet.rs"]
-mod fleet;
-// The gateway's store serves tests/proxy.rs.
-#[allow(dead_code)]
-#[path = "../examples/proxy/gateway.rs"]
-mod gateway;
-// Each test binary uses a part of the front end (reloads, views).
-#[allow(dead_code)]
-#[path = "../examples/proxy/front.rs"]
-mod front;
-#[path = "../examples/proxy/heartbeat.rs"]
-mod heartbeat;
-
-use backend::BackendConfig;
-use fleet::{ranking, run, until, Fleet, CLUSTERS, MODEL, SLOTS, TPS};
-use front::ProxyOptions;
+use crate::backend::BackendConfig;
+use crate::fleet::{ranking, run, until, Fleet, CLUSTERS, MODEL, SLOTS, TPS};
+use crate::front::{self, ProxyOptions};
 use http::StatusCode;
 use prometheus_parse::{Sample, Scrape, Value};
 use routex::router::{HealthOptions, ManualClock, ERROR_CODE_HEADER};

@@ -13,28 +13,10 @@
 //! slot has a queue estimate of 0 and a full one 24 x 100 / 1000 s =
 //! 2400 ms, over the 2000 ms SLO: a cluster takes exactly 24 requests
 //! before the next heartbeat, counting the proxy's own reservations.
-#![cfg(all(feature = "tokio", feature = "http", feature = "metrics"))]
 
-// Each test binary uses a part of the fake backend's controls.
-#[allow(dead_code)]
-#[path = "../examples/proxy/backend.rs"]
-mod backend;
-#[path = "../examples/proxy/client.rs"]
-mod client;
-// Each test binary uses a part of the front end (reloads, views).
-#[allow(dead_code)]
-#[path = "../examples/proxy/front.rs"]
-mod front;
-#[path = "../examples/proxy/gateway.rs"]
-mod gateway;
-#[path = "../examples/proxy/heartbeat.rs"]
-mod heartbeat;
-
-#[path = "support/proxy_fleet.rs"]
-mod fleet;
-
-use backend::Backend;
-use fleet::{ranking, run, table, until, Fleet, CLUSTERS, MODEL, SLOTS};
+use crate::backend::{self, Backend};
+use crate::fleet::{ranking, run, table, until, Fleet, CLUSTERS, MODEL, SLOTS};
+use crate::{fleet, front, gateway};
 use http::StatusCode;
 use routex::router::{Router, ERROR_CODE_HEADER};
 use std::collections::BTreeMap;

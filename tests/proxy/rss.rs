@@ -9,30 +9,10 @@
 //! A slow guard (about 2.5 min of CPU in a debug build; 13 min of wall
 //! time on a 2-core host at load 12): `#[ignore]`, run by its own step of
 //! .ci/run on the same debug build as the other tests.
-#![cfg(all(feature = "tokio", feature = "http", feature = "metrics"))]
 
-// Each test binary uses a part of the fake backend's controls.
-#[allow(dead_code)]
-#[path = "../examples/proxy/backend.rs"]
-mod backend;
-#[path = "../examples/proxy/client.rs"]
-mod client;
-#[path = "support/proxy_fleet.rs"]
-mod fleet;
-// The gateway's store serves tests/proxy.rs.
-#[allow(dead_code)]
-#[path = "../examples/proxy/gateway.rs"]
-mod gateway;
-// Each test binary uses a part of the front end (reloads, views).
-#[allow(dead_code)]
-#[path = "../examples/proxy/front.rs"]
-mod front;
-#[path = "../examples/proxy/heartbeat.rs"]
-mod heartbeat;
-
-use backend::BackendConfig;
-use fleet::{Fleet, CLUSTERS, MODEL, TPS};
-use front::ProxyOptions;
+use crate::backend::BackendConfig;
+use crate::fleet::{Fleet, CLUSTERS, MODEL, TPS};
+use crate::front::ProxyOptions;
 use http::StatusCode;
 use routex::router::DEFAULT_CACHE_CAPACITY;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,5 +1,5 @@
-//! The proxy example's fleet over loopback, shared by tests/proxy.rs and
-//! tests/proxy_ops.rs: a front end, fake backends and an HTTP client on
+//! The proxy example's fleet over loopback, shared by tests/proxy/routing.rs and
+//! tests/proxy/ops.rs: a front end, fake backends and an HTTP client on
 //! 127.0.0.1, with the configuration of examples/lb-config.json. The test
 //! crate declares the example's modules (`backend`, `client`, `front`,
 //! `heartbeat`) at its root.
