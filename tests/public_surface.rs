@@ -8,8 +8,15 @@
 //! rewrites it, and the diff shows the change for review.
 //!
 //! rustdoc's JSON output is unstable: it is requested with
-//! `RUSTC_BOOTSTRAP=1` from the machine's stable toolchain, into its own
-//! target directory (no lock shared with the running `cargo test`).
+//! `RUSTC_BOOTSTRAP=1` from the machine's stable toolchain, set for the
+//! rustdoc process alone (a wrapper named by `RUSTDOC`): set for the whole
+//! build, it would re-run proc-macro2's build script, which watches it,
+//! and rebuild every proc macro, twice per test run. So the run shares the
+//! target directory of the running `cargo test` (which holds no lock while
+//! tests run) and reuses its proc macros and build scripts.
+
+// The rustdoc wrapper is a shell script.
+#![cfg(unix)]
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -45,13 +52,33 @@ fn api_features() -> String {
     names.join(",")
 }
 
+/// A `RUSTDOC` that runs the real one (`$RUSTDOC`, else `rustdoc`) with
+/// `RUSTC_BOOTSTRAP=1`.
+fn bootstrapping_rustdoc(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let real = std::env::var("RUSTDOC").unwrap_or_else(|_| "rustdoc".into());
+    let path = dir.join("rustdoc-bootstrap.sh");
+    let script = format!(
+        "#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec '{}' \"$@\"\n",
+        real.replace('\'', "'\\''")
+    );
+    std::fs::write(&path, script).expect("the wrapper is written");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .expect("the wrapper is executable");
+    path
+}
+
 fn rustdoc_json() -> Value {
-    let target = root().join("target").join("public-surface");
+    // CARGO_TARGET_TMPDIR is `<target dir>/tmp`, wherever the target dir
+    // was configured.
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let target = tmp.parent().expect("the target directory").to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root())
-        .env("RUSTC_BOOTSTRAP", "1")
+        .env("RUSTDOC", bootstrapping_rustdoc(tmp))
         .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTC_BOOTSTRAP")
         .env_remove("RUSTDOCFLAGS")
         .args([
             "rustdoc",
