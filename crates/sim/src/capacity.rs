@@ -10,12 +10,12 @@
 //! of its crossings). Each seed searches independently, so the spread of
 //! the answers over seeds is the search's noise.
 
+use super::pool::{run_chains, Chain};
 use super::run::run;
 use super::scenario::Prepared;
 use super::time::{from_ms, Micros};
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::AtomicBool;
 
 /// What to search for.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,59 +90,108 @@ pub fn probe(
     }
 }
 
-/// The bisection of one (policy, seed): geometric midpoints between the
-/// highest sustained and the lowest failed rate.
-pub fn search_one(
-    p: &Prepared,
-    spec: &CapacitySpec,
+/// Where one (policy, seed)'s bisection is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    /// `lo` is probed first: below it nothing is searched.
+    Low,
+    /// Then `hi`: sustained there, the capacity is at least `hi`.
+    High,
+    /// Then geometric midpoints between the highest sustained and the
+    /// lowest failed rate, until they are within the precision.
+    Narrow,
+    Done,
+}
+
+/// The bisection of one (policy, seed) as a chain of runs
+/// ([`crate::pool`]): each probe's rate follows from the ones before it.
+struct Bisection {
     policy: usize,
     seed: u64,
-    stop: &AtomicBool,
-) -> SeedCapacity {
-    let ttft_us = from_ms(spec.ttft_ms);
-    let at = |rate: f64| probe(p, policy, rate, seed, ttft_us, spec.attainment);
-    let mut probes = Vec::new();
-    let mut out = SeedCapacity {
-        seed,
-        capacity_rps: None,
-        failed_at_rps: None,
-        probes: Vec::new(),
-    };
-    let low = at(spec.lo_rps);
-    probes.push(low);
-    if !low.sustained {
-        out.failed_at_rps = Some(spec.lo_rps);
-        out.probes = probes;
-        return out;
-    }
-    let high = at(spec.hi_rps);
-    probes.push(high);
-    let (mut lo, mut hi) = (spec.lo_rps, spec.hi_rps);
-    if high.sustained {
-        out.capacity_rps = Some(hi);
-        out.probes = probes;
-        return out;
-    }
-    while hi / lo > 1.0 + spec.precision && !stop.load(Ordering::Relaxed) {
-        let mid = (lo * hi).sqrt();
-        let pr = at(mid);
-        probes.push(pr);
-        if pr.sustained {
-            lo = mid;
-        } else {
-            hi = mid;
+    lo: f64,
+    hi: f64,
+    precision: f64,
+    phase: Phase,
+    probes: Vec<Probe>,
+}
+
+impl Bisection {
+    fn new(spec: &CapacitySpec, policy: usize, seed: u64) -> Self {
+        Bisection {
+            policy,
+            seed,
+            lo: spec.lo_rps,
+            hi: spec.hi_rps,
+            precision: spec.precision,
+            phase: Phase::Low,
+            probes: Vec::new(),
         }
     }
-    out.capacity_rps = Some(lo);
-    out.failed_at_rps = Some(hi);
-    out.probes = probes;
-    out
+
+    /// The answer so far; `None` when nothing was probed (stopped first).
+    /// Stopped before `hi` was probed, the bracket is `[lo, hi]`.
+    fn answer(self) -> Option<SeedCapacity> {
+        if self.probes.is_empty() {
+            return None;
+        }
+        let (capacity_rps, failed_at_rps) = if !self.probes[0].sustained {
+            (None, Some(self.lo))
+        } else if self.probes.get(1).is_some_and(|high| high.sustained) {
+            (Some(self.hi), None)
+        } else {
+            (Some(self.lo), Some(self.hi))
+        };
+        Some(SeedCapacity {
+            seed: self.seed,
+            capacity_rps,
+            failed_at_rps,
+            probes: self.probes,
+        })
+    }
+}
+
+impl Chain for Bisection {
+    type Job = (usize, f64, u64);
+    type Outcome = Probe;
+
+    fn next_job(&mut self) -> Option<Self::Job> {
+        let rate = match self.phase {
+            Phase::Low => self.lo,
+            Phase::High => self.hi,
+            Phase::Narrow if self.hi / self.lo > 1.0 + self.precision => (self.lo * self.hi).sqrt(),
+            Phase::Narrow | Phase::Done => {
+                self.phase = Phase::Done;
+                return None;
+            }
+        };
+        Some((self.policy, rate, self.seed))
+    }
+
+    fn record(&mut self, probe: Probe) {
+        self.probes.push(probe);
+        self.phase = match (self.phase, probe.sustained) {
+            (Phase::Low, true) => Phase::High,
+            (Phase::High, false) => Phase::Narrow,
+            (Phase::Narrow, true) => {
+                self.lo = probe.rate_rps;
+                Phase::Narrow
+            }
+            (Phase::Narrow, false) => {
+                self.hi = probe.rate_rps;
+                Phase::Narrow
+            }
+            // Not sustained at `lo`, or sustained at `hi`: nothing to narrow.
+            (Phase::Low | Phase::High | Phase::Done, _) => Phase::Done,
+        };
+    }
 }
 
 /// Searches every (policy, seed) of the spec on `jobs` threads; results
 /// in policy order, seeds in the scenario's order, whatever the thread
-/// count. `progress(done, total)` counts finished searches; `stop` ends
-/// the searches early (each returns its bracket so far).
+/// count. The seeds' bisections share the threads probe by probe.
+/// `progress(done, total)` counts finished searches; `stop` ends the
+/// searches early (each returns its bracket so far; one that never
+/// started is left out).
 pub fn search(
     p: &Prepared,
     spec: &CapacitySpec,
@@ -150,42 +199,24 @@ pub fn search(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Vec<PolicyCapacity> {
-    let tasks: Vec<(usize, u64)> = spec
+    let chains: Vec<Bisection> = spec
         .policies
         .iter()
-        .flat_map(|&pol| p.file.seeds.iter().map(move |&s| (pol, s)))
+        .flat_map(|&pol| {
+            p.file
+                .seeds
+                .iter()
+                .map(move |&s| Bisection::new(spec, pol, s))
+        })
         .collect();
-    let total = tasks.len();
-    let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<SeedCapacity>>> = Mutex::new(vec![None; total]);
-    let (tx, rx) = mpsc::channel::<()>();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, total.max(1)) {
-            let tx = tx.clone();
-            let (next, slots, tasks) = (&next, &slots, &tasks);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(policy, seed)) = tasks.get(i) else {
-                    break;
-                };
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let found = search_one(p, spec, policy, seed, stop);
-                if let Ok(mut s) = slots.lock() {
-                    s[i] = Some(found);
-                }
-                let _ = tx.send(());
-            });
-        }
-        drop(tx);
-        let mut done = 0;
-        while rx.recv().is_ok() {
-            done += 1;
-            progress(done, total);
-        }
-    });
-    let found = slots.into_inner().unwrap_or_default();
+    let ttft_us = from_ms(spec.ttft_ms);
+    let work = |&(policy, rate, seed): &(usize, f64, u64)| {
+        probe(p, policy, rate, seed, ttft_us, spec.attainment)
+    };
+    let found: Vec<Option<SeedCapacity>> = run_chains(chains, jobs, stop, &work, progress)
+        .into_iter()
+        .map(Bisection::answer)
+        .collect();
     let per_policy = p.file.seeds.len().max(1);
     spec.policies
         .iter()

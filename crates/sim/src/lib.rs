@@ -60,6 +60,7 @@ mod events;
 mod metrics;
 mod park;
 pub(crate) mod policy;
+mod pool;
 mod publish;
 mod routers;
 pub mod steady;

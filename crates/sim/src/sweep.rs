@@ -2,11 +2,10 @@
 //! are independent; results come back in run order whatever the thread
 //! count, so outputs do not depend on `--jobs`.
 
+use super::pool::{run_chains, Chain};
 use super::run::{run, RunResult};
 use super::scenario::Prepared;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// One cell of the matrix.
@@ -69,47 +68,44 @@ pub fn sweep_keys_until(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Vec<RunOutput> {
-    let total = keys.len();
-    let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<RunOutput>>> = Mutex::new(vec![None; total]);
-    let (tx, rx) = mpsc::channel::<()>();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, total.max(1)) {
-            let tx = tx.clone();
-            let (next, slots) = (&next, &slots);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&key) = keys.get(i) else {
-                    break;
-                };
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let started = Instant::now();
-                let policy = &p.policies[key.policy].kind;
-                let result = run(&p.settings, policy, key.rate_rps, key.seed);
-                let out = RunOutput {
-                    key,
-                    result,
-                    wall_ms: started.elapsed().as_secs_f64() * 1_000.0,
-                };
-                if let Ok(mut s) = slots.lock() {
-                    s[i] = Some(out);
-                }
-                let _ = tx.send(());
-            });
+    let cells: Vec<Cell> = keys
+        .iter()
+        .map(|&key| Cell {
+            key,
+            started: false,
+            out: None,
+        })
+        .collect();
+    let work = |&key: &RunKey| {
+        let started = Instant::now();
+        let policy = &p.policies[key.policy].kind;
+        let result = run(&p.settings, policy, key.rate_rps, key.seed);
+        RunOutput {
+            key,
+            result,
+            wall_ms: started.elapsed().as_secs_f64() * 1_000.0,
         }
-        drop(tx);
-        let mut done = 0;
-        while rx.recv().is_ok() {
-            done += 1;
-            progress(done, total);
-        }
-    });
-    slots
-        .into_inner()
-        .unwrap_or_default()
+    };
+    run_chains(cells, jobs, stop, &work, progress)
         .into_iter()
-        .flatten()
+        .filter_map(|cell| cell.out)
         .collect()
+}
+
+/// One cell of the matrix as a chain of one run.
+struct Cell {
+    key: RunKey,
+    started: bool,
+    out: Option<RunOutput>,
+}
+
+impl Chain for Cell {
+    type Job = RunKey;
+    type Outcome = RunOutput;
+    fn next_job(&mut self) -> Option<RunKey> {
+        (!std::mem::replace(&mut self.started, true)).then_some(self.key)
+    }
+    fn record(&mut self, out: RunOutput) {
+        self.out = Some(out);
+    }
 }

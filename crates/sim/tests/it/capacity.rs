@@ -66,3 +66,52 @@ fn the_bracket_ends_are_reported() {
     let table = routex_sim::capacity::table(&spec, &found);
     assert!(table.contains(">=2.0"), "{table}");
 }
+
+/// The seeds' bisections share the threads probe by probe: the answer,
+/// every probe included, is the same on one thread as on three.
+#[test]
+fn the_answer_does_not_depend_on_the_thread_count() {
+    let mut p = small();
+    p.file.seeds = vec![1, 2, 3];
+    p.set_window(5.0, 15.0);
+    p.policies.retain(|x| x.name == "guard");
+    let spec = CapacitySpec {
+        ttft_ms: 4000.0,
+        attainment: 0.95,
+        lo_rps: 2.0,
+        hi_rps: 40.0,
+        precision: 0.1,
+        policies: vec![0],
+    };
+    let mut calls = Vec::new();
+    let one = search(&p, &spec, 1, &AtomicBool::new(false), &mut |d, t| {
+        calls.push((d, t))
+    });
+    assert_eq!(calls, [(1, 3), (2, 3), (3, 3)]);
+    for jobs in [2, 3] {
+        let many = search(&p, &spec, jobs, &AtomicBool::new(false), &mut |_, _| {});
+        assert_eq!(many, one, "{jobs} threads");
+    }
+    assert!(one[0].seeds.iter().all(|s| s.probes.len() >= 4));
+}
+
+#[test]
+fn a_fleet_that_fails_the_lowest_rate_has_no_capacity() {
+    let mut p = small();
+    p.set_window(5.0, 15.0);
+    p.policies.retain(|x| x.name == "guard");
+    let spec = CapacitySpec {
+        ttft_ms: 1.0,
+        attainment: 0.95,
+        lo_rps: 2.0,
+        hi_rps: 40.0,
+        precision: 0.05,
+        policies: vec![0],
+    };
+    let found = search(&p, &spec, 2, &AtomicBool::new(false), &mut |_, _| {});
+    let seed = &found[0].seeds[0];
+    assert_eq!(seed.capacity_rps, None);
+    assert_eq!(seed.failed_at_rps, Some(2.0));
+    assert_eq!(seed.probes.len(), 1, "nothing above a failed lower end");
+    assert!(!found[0].above_bracket);
+}
