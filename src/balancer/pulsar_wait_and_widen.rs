@@ -20,6 +20,10 @@ pub struct PulsarWaitAndWiden {
 
 /// The open prefix of the ranking at `w` after X (3.8.4), and the wait
 /// until the next band opens when some ranks are still closed.
+///
+/// Public for a router or simulator that parks waiting requests (the
+/// simulator's fast mode does): it says when a parked request's next band
+/// opens without deciding again at every tick.
 pub fn open_prefix(
     k: usize,
     len: usize,

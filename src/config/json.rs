@@ -78,6 +78,10 @@ pub enum JsonNumber {
 
 impl JsonNumber {
     /// `literal` is a valid JSON number (the parser checked it).
+    ///
+    /// Public for readers of the [`Node`] tree that type numbers
+    /// themselves (the simulator's scenario shapes), so they split
+    /// integers from floats exactly as `lb-config.json` checking does.
     pub fn read(literal: &str) -> JsonNumber {
         if is_integer(literal) {
             let (negative, digits) = match literal.strip_prefix('-') {
@@ -102,7 +106,7 @@ impl JsonNumber {
 }
 
 /// Whether a JSON number literal has neither fraction nor exponent.
-pub fn is_integer(number: &str) -> bool {
+pub(crate) fn is_integer(number: &str) -> bool {
     !number.contains(['.', 'e', 'E'])
 }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
 /// Version of the JSON document.
-pub const VERSION: u32 = 1;
+const VERSION: u32 = 1;
 
 /// The version-1 document: the full policies (IR and provenance) of every
 /// side that differs, the field changes, and the newly rejected classes.

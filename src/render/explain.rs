@@ -7,7 +7,7 @@ use crate::check::{Explanation, Implication, Provenance};
 use serde_json::{json, Value};
 
 /// Version of the JSON document (its `"version"` member).
-pub const VERSION: u32 = 1;
+const VERSION: u32 = 1;
 
 /// `{"version": 1, "policy": IR, "provenance": {field: origin},
 /// "implied": {field: implication}}`.

@@ -11,7 +11,7 @@ use crate::diag::{Code, Diagnostic, Report, Severity, Span, SuppressionKind};
 use serde::Serialize;
 
 /// Format version printed as `"version"`.
-pub const VERSION: u32 = 1;
+const VERSION: u32 = 1;
 
 #[derive(Serialize)]
 struct Document<'a> {

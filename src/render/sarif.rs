@@ -21,14 +21,12 @@ use std::collections::HashMap;
 use std::fmt;
 
 /// The log's `$schema`: SARIF 2.1.0.
-pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 /// The base of relative file paths.
-pub const SRCROOT: &str = "%SRCROOT%";
+const SRCROOT: &str = "%SRCROOT%";
 /// The base of inline sources, which are not files.
-pub const INLINE: &str = "ROUTEX_INLINE";
-/// The `partialFingerprints` key (version it when its inputs change).
-pub const FINGERPRINT: &str = "routexDiagnostic/v1";
+const INLINE: &str = "ROUTEX_INLINE";
 
 const SRCROOT_DESCRIPTION: &str = "The directory routex ran in.";
 const INLINE_DESCRIPTION: &str = "Inputs given inline: expression arguments (arg:N) and standard input. They are not files; each artifact embeds its text.";
@@ -256,6 +254,8 @@ struct Region {
     byte_length: usize,
 }
 
+/// `partialFingerprints`: one key, versioned when the fingerprint's inputs
+/// change (docs/cli.md documents it for the readers of the log).
 #[derive(Serialize)]
 struct Fingerprints {
     #[serde(rename = "routexDiagnostic/v1")]

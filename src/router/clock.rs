@@ -9,7 +9,7 @@ pub trait Clock: Send + Sync {
     /// The exact time since the clock's origin; never goes backwards.
     fn now(&self) -> Duration;
 
-    /// A reading that may lag [`Clock::now`] by up to `COARSE_TICK` (10 ms) but is
+    /// A reading that may lag [`Clock::now`] by up to one scheduler tick (10 ms) but is
     /// cheap: cache hits use it to check and refresh idle expiry. Exact
     /// unless a clock says otherwise.
     fn now_coarse(&self) -> Duration {
@@ -19,7 +19,7 @@ pub trait Clock: Send + Sync {
 
 /// The most a kernel's coarse monotonic clock lags the exact one (one
 /// scheduler tick: 4 ms at the common 250 Hz, 10 ms at 100 Hz).
-pub const COARSE_TICK: Duration = Duration::from_millis(10);
+pub(crate) const COARSE_TICK: Duration = Duration::from_millis(10);
 
 /// The process's monotonic clock. The coarse reading is the kernel's coarse
 /// monotonic clock (`CLOCK_MONOTONIC_COARSE` on Linux, read through the

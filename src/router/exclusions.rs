@@ -7,11 +7,15 @@ use std::sync::Arc;
 
 /// Ids gathered on the stack by [`Exclusions::with_slice`]; past this many
 /// in one call, that call collects them into a `Vec`.
-pub const INLINE_EXCLUDED: usize = 16;
+pub(crate) const INLINE_EXCLUDED: usize = 16;
 
 /// The clusters one request excluded so far. The list grows once per
 /// excluded cluster (at most once per cluster and request), never per
 /// attempt; each decision borrows it through [`Exclusions::with_slice`].
+///
+/// Public for embedders that run their own wait loop over
+/// [`super::Router::route`] (docs/embedding.md); the async driver uses it
+/// for its own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Exclusions {
     ids: Vec<Arc<str>>,
@@ -62,7 +66,7 @@ impl Exclusions {
 
     /// Calls `f` with `also` (for example the request's own exclusions)
     /// followed by these ids, as one slice for `Request::excluded`. Up to
-    /// [`INLINE_EXCLUDED`] ids in all are gathered in an array on the
+    /// 16 ids (`INLINE_EXCLUDED`) in all are gathered in an array on the
     /// stack: no allocation; more are collected into a `Vec` for this call.
     pub fn with_slice<R>(&self, also: &[&str], f: impl FnOnce(&[&str]) -> R) -> R {
         self.with_slices(also, &[], f)

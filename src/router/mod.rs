@@ -52,7 +52,7 @@ pub use counters::{CounterSnapshot, Event, WaitHistogram, WAIT_BUCKETS};
 #[cfg(feature = "tokio")]
 pub use driver::{Driver, Routed, Routing};
 pub use engine::Engine;
-pub use exclusions::{Exclusions, INLINE_EXCLUDED};
+pub use exclusions::Exclusions;
 pub use headers::{
     LastClusterHint, RequestHeaders, CLUSTER_ID, LAST_CLUSTER_ID, MAX_LAST_CLUSTER_ID_BYTES,
 };

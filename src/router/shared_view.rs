@@ -17,6 +17,10 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 /// Its operations wake waiting requests only when they changed the view:
 /// a re-registration with the same rates, an RTT equal to the last one or
 /// a drain of a draining backend wakes nobody and takes only the read lock.
+///
+/// Public: it is what request tasks and the stats reporters share, what
+/// [`super::ModelViews`] holds per model and what the async driver
+/// decides over.
 #[derive(Clone, Debug, Default)]
 pub struct SharedView {
     inner: Arc<Inner>,
@@ -29,7 +33,8 @@ struct Inner {
     changed: tokio::sync::Notify,
 }
 
-/// Read access to the view; hold it only for a decision.
+/// Read access to the view; hold it only for a decision. Public because
+/// [`SharedView::read`] returns it (a guard over the lock).
 pub struct ViewRead<'a>(RwLockReadGuard<'a, CandidateView>);
 
 impl Deref for ViewRead<'_> {

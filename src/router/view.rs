@@ -85,6 +85,9 @@ impl fmt::Display for ReportError {
 impl std::error::Error for ReportError {}
 
 /// Where a reservation lives; returned by [`CandidateView::reserve`].
+/// Public because a caller that owns a [`CandidateView`] (the simulator)
+/// keeps it with its request and hands it back to
+/// [`CandidateView::release`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReservationId {
     cluster: u32,

@@ -149,7 +149,7 @@ fn fingerprints_survive_runs_and_line_shifts() {
             .flatten()
             .map(|r| {
                 (
-                    r["partialFingerprints"][sarif::FINGERPRINT]
+                    r["partialFingerprints"]["routexDiagnostic/v1"]
                         .as_str()
                         .unwrap_or("")
                         .to_string(),
