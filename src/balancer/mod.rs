@@ -195,6 +195,26 @@ enum Kind {
     Pulsar(pulsar::Pulsar),
     PulsarWaitAndWiden(pulsar_wait_and_widen::PulsarWaitAndWiden),
     LegacyBandWalk(legacy::LegacyBandWalk),
+    #[cfg(feature = "testing")]
+    StandIn(Box<dyn StandIn>),
+}
+
+/// A stand-in for an algorithm, for the project's router tests (feature
+/// `testing`, no part of the API): it decides without a policy, for
+/// example in turn like round-robin whatever the definition, so a test
+/// sees which instance decided. A [`Balancer::stand_in`] wraps it; it
+/// classifies no session.
+#[cfg(feature = "testing")]
+pub trait StandIn: std::fmt::Debug + Send + Sync + 'static {
+    /// The decision for `request` among `clusters`, as
+    /// [`Balancer::decide`] answers it.
+    fn decide(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> Decision;
 }
 
 impl Balancer {
@@ -219,6 +239,16 @@ impl Balancer {
             balancer.sessions = Some(Box::default());
         }
         balancer
+    }
+
+    /// A balancer that decides with `stand_in` (feature `testing`: the
+    /// router's tests, no part of the API).
+    #[cfg(feature = "testing")]
+    pub fn stand_in(stand_in: impl StandIn) -> Self {
+        Balancer {
+            kind: Kind::StandIn(Box::new(stand_in)),
+            sessions: None,
+        }
     }
 
     /// The legacy band walk of docs/stargate.md 3.8.5, a simulator
@@ -282,6 +312,8 @@ impl Balancer {
             Kind::Pulsar(b) => b.decide(request, clusters, ids, scratch),
             Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, ids, rng, scratch),
             Kind::LegacyBandWalk(b) => b.decide(request, clusters, ids, rng, scratch),
+            #[cfg(feature = "testing")]
+            Kind::StandIn(b) => b.decide(request, clusters, rng, scratch),
         };
         if let Some(counters) = &self.sessions {
             self.count_session(counters, request, clusters, &decision);

@@ -6,17 +6,17 @@
 
 use super::arena::Handle;
 use super::counters::Event;
-use super::engine::Engine;
 use super::metrics::{CacheOutcome, Metrics};
 use super::rejection::Rejection;
 use super::request::header_text;
 use super::runtime::{unknown_method, Router};
 use super::state::{Cached, Entry, TargetState};
+use crate::balancer::Balancer;
 use crate::ir::Definition;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-impl<B: Engine> Router<B> {
+impl Router {
     pub(super) fn resolve_expression(
         &self,
         handle: Handle,
@@ -66,7 +66,7 @@ impl<B: Engine> Router<B> {
     pub(super) fn hit(
         &self,
         handle: Handle,
-        target: TargetState<'_, B>,
+        target: TargetState<'_, Balancer>,
         value: &[u8],
     ) -> Option<Arc<Definition>> {
         let now = self.options.clock.now_coarse();
@@ -90,7 +90,7 @@ impl<B: Engine> Router<B> {
     fn install(
         &self,
         handle: Handle,
-        target: TargetState<'_, B>,
+        target: TargetState<'_, Balancer>,
         value: &[u8],
         definition: Arc<Definition>,
     ) -> CacheOutcome {

@@ -14,7 +14,6 @@
 //! `tokio::time::Instant`, so paused test time drives it.
 
 use super::counters::Event;
-use super::engine::Engine;
 use super::exclusions::Exclusions;
 use super::health::FailureOutcome;
 use super::rejection::Rejection;
@@ -22,7 +21,7 @@ use super::request::{has_candidates, Resolved, RouteRequest};
 use super::runtime::Router;
 use super::shared_view::{Reservation, SharedView};
 use super::wait::{SleepKind, Step, WaitLoop};
-use crate::balancer::{Balancer, Choice, Decision, Request, Scratch};
+use crate::balancer::{Choice, Decision, Request, Scratch};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::hash::{BuildHasher, Hasher};
@@ -33,11 +32,11 @@ use tokio::time::Instant;
 
 /// Routes requests over a shared view. Cheap to clone (an `Arc`); one per
 /// process, shared by every request task.
-pub struct Driver<B: Engine = Balancer> {
-    shared: Arc<Shared<B>>,
+pub struct Driver {
+    shared: Arc<Shared>,
 }
 
-impl<B: Engine> Clone for Driver<B> {
+impl Clone for Driver {
     fn clone(&self) -> Self {
         Driver {
             shared: self.shared.clone(),
@@ -45,8 +44,8 @@ impl<B: Engine> Clone for Driver<B> {
     }
 }
 
-struct Shared<B: Engine> {
-    router: Arc<Router<B>>,
+struct Shared {
+    router: Arc<Router>,
     workers: Mutex<Vec<Worker>>,
     /// The seed of the next new worker's random source.
     next_seed: AtomicU64,
@@ -80,10 +79,10 @@ pub struct Routed {
     pub waited: Duration,
 }
 
-impl<B: Engine> Driver<B> {
+impl Driver {
     /// A driver whose random sources are seeded from the process's hash
     /// seed (different in every process).
-    pub fn new(router: Arc<Router<B>>) -> Self {
+    pub fn new(router: Arc<Router>) -> Self {
         let seed = std::collections::hash_map::RandomState::new()
             .build_hasher()
             .finish();
@@ -92,7 +91,7 @@ impl<B: Engine> Driver<B> {
 
     /// A driver whose n-th random source (0-based, in order of first
     /// need) is `ChaCha8Rng::seed_from_u64(seed + n)`: reproducible runs.
-    pub fn with_seed(router: Arc<Router<B>>, seed: u64) -> Self {
+    pub fn with_seed(router: Arc<Router>, seed: u64) -> Self {
         Driver {
             shared: Arc::new(Shared {
                 router,
@@ -103,7 +102,7 @@ impl<B: Engine> Driver<B> {
     }
 
     /// The router this driver routes with.
-    pub fn router(&self) -> &Router<B> {
+    pub fn router(&self) -> &Router {
         &self.shared.router
     }
 
@@ -120,11 +119,7 @@ impl<B: Engine> Driver<B> {
 
     /// Starts the routing loop of one request: its deadlines count from
     /// now less `request.request.elapsed` (time the caller already spent).
-    pub fn routing<'r>(
-        &self,
-        request: RouteRequest<'r>,
-        max_wait_ms: Option<u64>,
-    ) -> Routing<'r, B> {
+    pub fn routing<'r>(&self, request: RouteRequest<'r>, max_wait_ms: Option<u64>) -> Routing<'r> {
         let arrival = Instant::now()
             .checked_sub(request.request.elapsed)
             .unwrap_or_else(Instant::now);
@@ -166,12 +161,12 @@ impl<B: Engine> Driver<B> {
 
 /// One request's routing loop: resolved once, deadlines fixed at arrival,
 /// failed backends and excluded clusters remembered across attempts.
-pub struct Routing<'r, B: Engine = Balancer> {
-    driver: Driver<B>,
+pub struct Routing<'r> {
+    driver: Driver,
     request: RouteRequest<'r>,
     arrival: Instant,
     wait: WaitLoop,
-    resolved: Option<Resolved<B>>,
+    resolved: Option<Resolved>,
     /// (cluster, backend) pairs that failed for this request.
     failed: Vec<(Arc<str>, Arc<str>)>,
     /// Clusters with no usable backend left.
@@ -180,7 +175,7 @@ pub struct Routing<'r, B: Engine = Balancer> {
     worker: Option<Worker>,
 }
 
-impl<B: Engine> Drop for Routing<'_, B> {
+impl Drop for Routing<'_> {
     fn drop(&mut self) {
         if let Some(worker) = self.worker.take() {
             self.driver.give_back(worker);
@@ -188,7 +183,7 @@ impl<B: Engine> Drop for Routing<'_, B> {
     }
 }
 
-impl<'r, B: Engine> Routing<'r, B> {
+impl<'r> Routing<'r> {
     /// The sending of `routed` failed: its backend is not tried again for
     /// this request (and its cluster is excluded once none is left); its
     /// reservation is released. Call [`Routing::next`] to route again.

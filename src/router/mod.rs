@@ -23,7 +23,6 @@ mod clock;
 mod counters;
 #[cfg(feature = "tokio")]
 mod driver;
-mod engine;
 mod exclusions;
 pub mod headers;
 mod health;
@@ -51,7 +50,6 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use counters::{CounterSnapshot, Event, WaitHistogram, WAIT_BUCKETS};
 #[cfg(feature = "tokio")]
 pub use driver::{Driver, Routed, Routing};
-pub use engine::Engine;
 pub use exclusions::Exclusions;
 pub use headers::{
     LastClusterHint, RequestHeaders, CLUSTER_ID, LAST_CLUSTER_ID, MAX_LAST_CLUSTER_ID_BYTES,

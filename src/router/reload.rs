@@ -13,7 +13,6 @@
 //! the next request rebuilds them).
 
 use super::counters::Event;
-use super::engine::Engine;
 use super::runtime::Router;
 use crate::ir::{Algorithm, Definition, ModelEntry, RouteTable};
 use indexmap::IndexMap;
@@ -70,7 +69,7 @@ fn same_model(old: &RouteTable, new: &RouteTable, model: &str) -> bool {
     a == b && shared(old) == shared(new)
 }
 
-impl<B: Engine> Router<B> {
+impl Router {
     /// Replaces the route table atomically (see the module documentation).
     /// `table` is a valid configuration: load it with
     /// `config::load_table_path` and keep the old one when that fails

@@ -4,7 +4,6 @@
 
 use super::admission;
 use super::arena::Handle;
-use super::engine::Engine;
 use super::metrics::CacheOutcome;
 use super::rejection::{Rejection, RejectionCode};
 use super::state::Instance;
@@ -52,16 +51,15 @@ pub enum Source {
 }
 
 /// A resolved definition whose balancer instance is not fetched yet.
-pub struct PendingResolution<B: Engine = Balancer> {
+pub struct PendingResolution {
     pub(super) target: Handle,
     /// The definition the request resolved to.
     pub definition: Arc<Definition>,
     /// How it was resolved (configured, method, or expression cache).
     pub source: Source,
-    pub(super) engine: std::marker::PhantomData<fn() -> B>,
 }
 
-impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
+impl std::fmt::Debug for PendingResolution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PendingResolution")
             .field("algorithm", &self.definition.policy.algorithm)
@@ -72,14 +70,14 @@ impl<B: Engine> std::fmt::Debug for PendingResolution<B> {
 
 /// A resolved definition and the balancer instance that decides for it.
 /// Both are shared with the router's target (one `Arc` for the pair).
-pub struct Resolved<B: Engine = Balancer> {
-    pub(super) pair: Arc<Instance<B>>,
+pub struct Resolved {
+    pub(super) pair: Arc<Instance<Balancer>>,
     /// How the definition was resolved (configured, method, or expression
     /// cache).
     pub source: Source,
 }
 
-impl<B: Engine> std::fmt::Debug for Resolved<B> {
+impl std::fmt::Debug for Resolved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Resolved")
             .field("algorithm", &self.definition().policy.algorithm)
@@ -88,10 +86,17 @@ impl<B: Engine> std::fmt::Debug for Resolved<B> {
     }
 }
 
-impl<B: Engine> Resolved<B> {
-    pub(super) fn new(definition: Arc<Definition>, engine: Arc<B>, source: Source) -> Self {
+impl Resolved {
+    pub(super) fn new(
+        definition: Arc<Definition>,
+        balancer: Arc<Balancer>,
+        source: Source,
+    ) -> Self {
         Resolved {
-            pair: Arc::new(Instance { definition, engine }),
+            pair: Arc::new(Instance {
+                definition,
+                balancer,
+            }),
             source,
         }
     }
@@ -103,8 +108,8 @@ impl<B: Engine> Resolved<B> {
 
     /// The balancer instance that decides for it (the target's, shared by
     /// every request of the target that resolves the same definition).
-    pub fn instance(&self) -> &Arc<B> {
-        &self.pair.engine
+    pub fn instance(&self) -> &Arc<Balancer> {
+        &self.pair.balancer
     }
 
     /// One decision (docs/stargate.md 2.2, steps 2-4): candidates,
@@ -119,7 +124,7 @@ impl<B: Engine> Resolved<B> {
     ) -> Result<Decision, Rejection> {
         decide(
             &self.pair.definition,
-            &*self.pair.engine,
+            &self.pair.balancer,
             request,
             clusters,
             rng,
@@ -130,9 +135,9 @@ impl<B: Engine> Resolved<B> {
 
 /// [`Resolved::decide`] on borrowed parts: blank keys count as absent, then
 /// admission, candidates and the balancer.
-pub(super) fn decide<B: Engine>(
+pub(super) fn decide(
     definition: &Definition,
-    instance: &B,
+    instance: &Balancer,
     request: &Request<'_>,
     clusters: &[ClusterSnapshot],
     rng: &mut dyn RngCore,

@@ -5,7 +5,6 @@
 
 use super::arena::{Handle, Targets};
 use super::counters::{Event, RouterCounters};
-use super::engine::Engine;
 use super::metrics::{CacheOutcome, Counters};
 use super::options::RouterOptions;
 use super::rejection::{Rejection, RejectionCode};
@@ -17,7 +16,7 @@ use super::request::{has_candidates, reject_without_candidates};
 use super::state::{nanos, Instance, TargetState};
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;
-use crate::ir::{Algorithm, Definition, RouteTable};
+use crate::ir::{Algorithm, Definition, Policy, RouteTable};
 use arc_swap::ArcSwap;
 use rand::RngCore;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,11 +25,11 @@ use std::time::Duration;
 
 /// A router: a route table at run time. `Send + Sync`; share it by
 /// reference or `Arc` between request threads.
-pub struct Router<B: Engine = Balancer> {
+pub struct Router {
     /// Replaced whole by [`Router::reload`] (reload.rs).
     pub(super) table: ArcSwap<RouteTable>,
     pub(super) options: RouterOptions,
-    pub(super) targets: Targets<B>,
+    pub(super) targets: Targets<Balancer>,
     pub(super) counters: Counters,
     /// Targets, routings, waits, rejections, health (counters.rs).
     pub(super) events: RouterCounters,
@@ -38,17 +37,19 @@ pub struct Router<B: Engine = Balancer> {
     pub(super) entries: AtomicU64,
     /// `options.idle_timeout` in nanoseconds, for the hit path.
     idle_ns: u64,
+    /// Builds a definition's balancer instance: [`Balancer::new`], or
+    /// with the `testing` feature a test's stand-in
+    /// ([`Router::with_stand_ins`]).
+    build: fn(&Policy) -> Balancer,
 }
 
-impl Router<Balancer> {
+impl Router {
     /// A router over `table` with stargate's cache bounds and the real
     /// compiler and balancer.
     pub fn new(table: RouteTable) -> Self {
         Router::with_options(table, RouterOptions::default())
     }
-}
 
-impl<B: Engine> Router<B> {
     /// A router over `table` with `options` (cache bounds, clock, compiler);
     /// no target and no instance exist until requests arrive.
     pub fn with_options(table: RouteTable, options: RouterOptions) -> Self {
@@ -60,6 +61,23 @@ impl<B: Engine> Router<B> {
             counters: Counters::default(),
             events: RouterCounters::default(),
             entries: AtomicU64::new(0),
+            build: Balancer::new,
+        }
+    }
+
+    /// A router whose balancer instances are built by `build` instead of
+    /// [`Balancer::new`]: the project's router tests pass
+    /// [`Balancer::stand_in`]s that show which instance decided. No part
+    /// of the API (feature `testing`).
+    #[cfg(feature = "testing")]
+    pub fn with_stand_ins(
+        table: RouteTable,
+        options: RouterOptions,
+        build: fn(&Policy) -> Balancer,
+    ) -> Self {
+        Router {
+            build,
+            ..Router::with_options(table, options)
         }
     }
 
@@ -85,7 +103,7 @@ impl<B: Engine> Router<B> {
         let warm = self.with_warm(r.model, routing_key, method, |pair, _| {
             decide(
                 &pair.definition,
-                &*pair.engine,
+                &pair.balancer,
                 r,
                 clusters,
                 &mut *rng,
@@ -110,7 +128,7 @@ impl<B: Engine> Router<B> {
         model: &str,
         routing_key: Option<&str>,
         method: Option<&[u8]>,
-    ) -> Result<Resolved<B>, Rejection> {
+    ) -> Result<Resolved, Rejection> {
         let routing_key = non_blank(routing_key);
         let warm = self.with_warm(model, routing_key, method, |pair, source| Resolved {
             pair: pair.clone(),
@@ -132,7 +150,7 @@ impl<B: Engine> Router<B> {
         model: &str,
         routing_key: Option<&str>,
         method: Option<&[u8]>,
-        f: impl FnOnce(&Arc<Instance<B>>, Source) -> R,
+        f: impl FnOnce(&Arc<Instance<Balancer>>, Source) -> R,
     ) -> Option<R> {
         // The map lock is held for the lookup only: the decision runs
         // under the target's own slot lock (arena.rs).
@@ -227,7 +245,7 @@ impl<B: Engine> Router<B> {
         model: &str,
         routing_key: Option<&str>,
         method: Option<&[u8]>,
-    ) -> Result<PendingResolution<B>, Rejection> {
+    ) -> Result<PendingResolution, Rejection> {
         let routing_key = non_blank(routing_key);
         let table = self.table.load();
         let (definition, source) = match method {
@@ -241,7 +259,6 @@ impl<B: Engine> Router<B> {
                     target,
                     definition,
                     source: Source::Expression(outcome),
-                    engine: std::marker::PhantomData,
                 });
             }
             Some(value) => {
@@ -254,14 +271,13 @@ impl<B: Engine> Router<B> {
             target: self.target(model, routing_key),
             definition,
             source,
-            engine: std::marker::PhantomData,
         })
     }
 
     /// The second half of [`Router::resolve`]: the instance of the
     /// definition, created on first use. A definition the cache retired in
     /// the meantime gets a one-off instance that is not kept.
-    pub fn instantiate(&self, pending: PendingResolution<B>) -> Resolved<B> {
+    pub fn instantiate(&self, pending: PendingResolution) -> Resolved {
         let PendingResolution {
             target: handle,
             definition,
@@ -285,7 +301,7 @@ impl<B: Engine> Router<B> {
             }
         }
         let built = Arc::new(Instance {
-            engine: Arc::new(B::build(&definition.policy)),
+            balancer: Arc::new((self.build)(&definition.policy)),
             definition,
         });
         self.events.count(Event::InstanceBuilt);
@@ -312,10 +328,10 @@ impl<B: Engine> Router<B> {
     }
 
     /// A one-off instance for a target that went away meanwhile.
-    fn one_off(&self, definition: Arc<Definition>, source: Source) -> Resolved<B> {
-        let engine = Arc::new(B::build(&definition.policy));
+    fn one_off(&self, definition: Arc<Definition>, source: Source) -> Resolved {
+        let balancer = Arc::new((self.build)(&definition.policy));
         self.events.count(Event::InstanceBuilt);
-        Resolved::new(definition, engine, source)
+        Resolved::new(definition, balancer, source)
     }
 
     /// The target's slot, claimed if new (evicting the least recently used
@@ -427,7 +443,7 @@ impl<B: Engine> Router<B> {
         &self,
         model: &str,
         routing_key: Option<&str>,
-    ) -> Option<(Handle, TargetState<'_, B>)> {
+    ) -> Option<(Handle, TargetState<'_, Balancer>)> {
         let handle = self.targets.lookup(model, non_blank(routing_key))?;
         Some((handle, self.targets.slot(handle.index)?))
     }

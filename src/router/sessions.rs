@@ -6,7 +6,6 @@
 //! for an exporter. An instance retired from the expression cache takes
 //! its counts with it.
 
-use super::engine::Engine;
 use super::runtime::Router;
 use crate::balancer::{SessionCounts, SessionSelection, SessionState};
 use crate::ir::Algorithm;
@@ -44,7 +43,7 @@ impl SessionSelections {
     }
 }
 
-impl<B: Engine> Router<B> {
+impl Router {
     /// Every target's session-selection counts, for the targets whose
     /// instances classified a request (the six series then exist, at 0).
     /// Takes each target's read lock in turn; meant for a scrape, not the
@@ -64,7 +63,7 @@ impl<B: Engine> Router<B> {
             }
             let first = out.len();
             for instance in &slot.instances {
-                let Some(counts) = instance.engine.session_selections() else {
+                let Some(counts) = instance.balancer.session_selections() else {
                     continue;
                 };
                 let algorithm = instance.definition.policy.algorithm;

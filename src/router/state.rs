@@ -59,7 +59,7 @@ impl Entry {
 #[derive(Debug)]
 pub(crate) struct Instance<B> {
     pub(crate) definition: Arc<Definition>,
-    pub(crate) engine: Arc<B>,
+    pub(crate) balancer: Arc<B>,
 }
 
 #[derive(Debug)]

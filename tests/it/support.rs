@@ -87,7 +87,9 @@ pub fn power_of_n(sample_count: u64, comparator: Comparator) -> PowerOfNSettings
     }
 }
 
-/// The default policy of `algorithm`.
+/// The default policy of `algorithm` (for the tables of the routers
+/// built around stand-ins, feature `testing`).
+#[cfg(feature = "testing")]
 pub fn default_policy(algorithm: Algorithm) -> Policy {
     policy(match algorithm {
         Algorithm::PowerOfN => Settings::PowerOfN(power_of_n(2, Comparator::Ttft)),

@@ -13,13 +13,13 @@ const E1: &[u8] = b"pulsar;seed=a";
 const E2: &[u8] = b"pulsar;seed=b";
 const E3: &[u8] = b"pulsar;seed=c";
 
-fn resolve(h: &Harness, key: Option<&str>, value: &[u8]) -> Resolved<CountingEngine> {
+fn resolve(h: &Harness, key: Option<&str>, value: &[u8]) -> Resolved {
     h.router
         .resolve("m", key, Some(value))
         .unwrap_or_else(|r| panic!("{r}"))
 }
 
-fn outcome(r: &Resolved<CountingEngine>) -> CacheOutcome {
+fn outcome(r: &Resolved) -> CacheOutcome {
     match r.source {
         Source::Expression(o) => o,
         other => panic!("not an expression: {other:?}"),
@@ -275,7 +275,7 @@ fn test_concurrent_resolve_builds_once_and_reuses_instance() {
     let h = harness();
     let threads = 8;
     let barrier = Barrier::new(threads);
-    let results: Vec<Resolved<CountingEngine>> = std::thread::scope(|s| {
+    let results: Vec<Resolved> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {

@@ -4,10 +4,11 @@
 
 use rand::RngCore;
 use routex::balancer::Choice;
+use routex::balancer::{Balancer, StandIn};
 use routex::balancer::{ClusterSnapshot, Decision, Request, Scratch};
 use routex::diag::{Code, Diagnostic, Span};
 use routex::ir::*;
-use routex::router::{Compiler, Engine, ManualClock, Router, RouterOptions};
+use routex::router::{Compiler, ManualClock, Router, RouterOptions};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -56,13 +57,16 @@ pub struct CountingEngine {
     counter: AtomicU64,
 }
 
-impl Engine for CountingEngine {
-    fn build(_: &Policy) -> Self {
-        CountingEngine {
+impl CountingEngine {
+    /// A fresh instance whatever the policy: its counter at 0.
+    fn build(_: &Policy) -> Balancer {
+        Balancer::stand_in(CountingEngine {
             counter: AtomicU64::new(0),
-        }
+        })
     }
+}
 
+impl StandIn for CountingEngine {
     fn decide(
         &self,
         _: &Request<'_>,
@@ -165,7 +169,7 @@ impl FakeCompiler {
 }
 
 pub struct Harness {
-    pub router: Router<CountingEngine>,
+    pub router: Router,
     pub compiler: Arc<FakeCompiler>,
     pub gate: Gate,
     pub clock: Arc<ManualClock>,
@@ -182,7 +186,7 @@ pub fn harness_with(table: RouteTable, capacity: usize, idle: Duration) -> Harne
         .with_clock(clock.clone())
         .with_call_form_compiler(compile);
     Harness {
-        router: Router::with_options(table, options),
+        router: Router::with_stand_ins(table, options, CountingEngine::build),
         compiler,
         gate,
         clock,
