@@ -28,7 +28,7 @@ use prometheus_client::registry::Registry;
 use routex::ir::RouteTable;
 use routex::router::{
     headers, Driver, HealthOptions, LastClusterHint, ModelViews, Reloaded, RequestHeaders, Routed,
-    Router, RouterCollector, SharedView,
+    Router, RouterCollector, RouterOptions, SharedView,
 };
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -74,10 +74,13 @@ struct Shared {
     sessions: Option<SessionStore>,
 }
 
-/// How the proxy judges backend health, and whether it plays the gateway.
+/// How the proxy judges backend health, whether it plays the gateway, and
+/// the router's bounds.
 #[derive(Clone, Debug, Default)]
 pub struct ProxyOptions {
     pub health: HealthOptions,
+    /// The router's target bound and idle window (`RouterOptions`).
+    pub router: RouterOptions,
     /// Act as the gateway's last-cluster store; `None`: pass the client's
     /// `x-stargate-last-cluster-id` through only.
     pub sessions: Option<StoreOptions>,
@@ -92,7 +95,7 @@ impl Proxy {
     ) -> Result<(Proxy, SocketAddr), String> {
         let listener = TcpListener::bind(addr).await.map_err(|e| e.to_string())?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        let router = Arc::new(Router::new(table));
+        let router = Arc::new(Router::with_options(table, options.router));
         let views = ModelViews::new().with_health(options.health);
         let mut registry = Registry::default();
         registry.register_collector(Box::new(RouterCollector::new(

@@ -71,6 +71,7 @@ async fn main() -> Result<(), String> {
     let options = front::ProxyOptions {
         health: routex::router::HealthOptions::for_heartbeat(Duration::from_millis(250)),
         sessions: None,
+        router: routex::router::RouterOptions::default(),
     };
     let (proxy, addr) = Proxy::spawn(table, args.listen, options).await?;
     // `kill -HUP <pid>` reloads the configuration file.

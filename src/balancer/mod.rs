@@ -381,7 +381,15 @@ impl Balancer {
         clusters: &[ClusterSnapshot],
         choice: &Choice,
     ) -> Option<(SessionState, SessionSelection)> {
-        let state = self.classify(request, clusters)?;
+        // `classify` without the position of the last cluster, which a
+        // selection does not need (the router calls this per decision).
+        if !self.sessions_on() {
+            return None;
+        }
+        request.cache_affinity_key?;
+        let state = request
+            .session
+            .unwrap_or_else(|| session::classify(request.last_cluster_id, clusters));
         let group_size = match &self.kind {
             Kind::WaitAndWiden(b) => b.group_size(clusters.len()),
             Kind::PulsarWaitAndWiden(b) => b.group_size(),

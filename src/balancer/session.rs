@@ -6,7 +6,6 @@
 //! scratch space, per decision, and is never cached.
 
 use super::{Choice, ClusterSnapshot, Request};
-use crate::sync::{stripe_of_this_thread, STRIPES};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// How a request's session was classified.
@@ -68,19 +67,18 @@ impl SessionSelection {
 /// [`SessionSelection::ALL`].
 pub type SessionCounts = [[u64; 2]; 3];
 
-/// One stripe of counters on its own cache line: each thread adds to its
-/// own (crate::sync), a read sums them.
-#[derive(Debug, Default)]
-#[repr(align(64))]
-struct Stripe([[AtomicU64; 2]; 3]);
-
 /// `stargate_routing_session_selections_total` of one balancer instance
 /// (one target and definition): its six series exist, at 0, from the
 /// first classified request on.
+///
+/// Not striped per thread, unlike the router's counters: 56 bytes per
+/// instance instead of 576 (docs/embedding.md, Bounds). The threads
+/// deciding for one target share this cache line; the counts a scrape
+/// exports are the router's, which are striped (src/router/sessions.rs).
 #[derive(Debug, Default)]
 pub(crate) struct SessionCounters {
     classified: AtomicBool,
-    stripes: [Stripe; STRIPES],
+    counts: [[AtomicU64; 2]; 3],
 }
 
 impl SessionCounters {
@@ -94,8 +92,7 @@ impl SessionCounters {
 
     pub fn record(&self, state: SessionState, selection: SessionSelection) {
         self.classified();
-        let stripe = &self.stripes[stripe_of_this_thread()];
-        stripe.0[state as usize][selection as usize].fetch_add(1, Ordering::Relaxed);
+        self.counts[state as usize][selection as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The counts, or `None` before the first classified request.
@@ -103,15 +100,11 @@ impl SessionCounters {
         if !self.classified.load(Ordering::Relaxed) {
             return None;
         }
-        let mut out = [[0u64; 2]; 3];
-        for stripe in &self.stripes {
-            for (row, counts) in out.iter_mut().zip(&stripe.0) {
-                for (total, count) in row.iter_mut().zip(counts) {
-                    *total = total.wrapping_add(count.load(Ordering::Relaxed));
-                }
-            }
-        }
-        Some(out)
+        Some(
+            self.counts
+                .each_ref()
+                .map(|row| row.each_ref().map(|n| n.load(Ordering::Relaxed))),
+        )
     }
 }
 

@@ -164,11 +164,13 @@ impl Router {
     /// scrape does.
     pub fn metrics(&self) -> Metrics {
         self.maintenance();
+        let mut events = self.events.snapshot();
+        events.sessions = self.sessions.totals();
         Metrics::collect(
             &self.counters,
             self.entries.load(Ordering::Relaxed),
             self.targets.len() as u64,
-            self.events.snapshot(),
+            events,
         )
     }
 }

@@ -10,7 +10,9 @@
 //! (view.rs), under the write lock the reservation takes anyway.
 
 use super::rejection::RejectionCode;
+use crate::balancer::{SessionCounts, SessionSelection, SessionState};
 use crate::diag::Code;
+use crate::ir::Algorithm;
 use crate::sync::{stripe_of_this_thread, STRIPES};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -229,6 +231,7 @@ impl RouterCounters {
             rejections,
             waits_routed: routed,
             waits_rejected: rejected,
+            sessions: Vec::new(),
         }
     }
 }
@@ -256,6 +259,11 @@ pub struct CounterSnapshot {
     pub waits_routed: WaitHistogram,
     /// Time from arrival to a rejection.
     pub waits_rejected: WaitHistogram,
+    /// Session selections over every target (`last_cluster_affinity`,
+    /// docs/stargate.md 3.10), per algorithm that classified a request:
+    /// `[state][selection]` in the order of [`SessionState::ALL`] and
+    /// [`SessionSelection::ALL`]. Kept by the router: they never fall.
+    pub sessions: Vec<(Algorithm, SessionCounts)>,
 }
 
 impl CounterSnapshot {
@@ -265,6 +273,20 @@ impl CounterSnapshot {
             .iter()
             .find(|(e, _)| *e == event)
             .map_or(0, |(_, n)| *n)
+    }
+
+    /// The router's count of one (algorithm, state, selection) series of
+    /// [`CounterSnapshot::sessions`]; 0 for an algorithm without one.
+    pub fn session_selections(
+        &self,
+        algorithm: Algorithm,
+        state: SessionState,
+        selection: SessionSelection,
+    ) -> u64 {
+        self.sessions
+            .iter()
+            .find(|(a, _)| *a == algorithm)
+            .map_or(0, |(_, counts)| counts[state as usize][selection as usize])
     }
 
     /// The count of one rejection code.

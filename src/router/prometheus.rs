@@ -12,6 +12,8 @@ use super::health::BackendState;
 use super::metrics::Metrics;
 use super::model_views::ModelViews;
 use super::runtime::Router;
+use crate::balancer::{SessionCounts, SessionSelection, SessionState};
+use crate::ir::Algorithm;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -60,6 +62,10 @@ pub mod names {
     pub const BACKENDS: &str = "routex_backends";
     /// Counter: route tables swapped in by `Router::reload`.
     pub const RELOADS: &str = "routex_reloads";
+    /// Counter: selections of classified sessions, by algorithm, session
+    /// state and selection (stargate's name; summed over routing keys and
+    /// models: docs/embedding.md, "Metrics").
+    pub const SESSION_SELECTIONS: &str = "stargate_routing_session_selections";
 }
 
 /// A router and its candidate views, exported at each scrape. Register it
@@ -258,8 +264,39 @@ impl Collector for RouterCollector {
             MetricType::Counter,
             [(Vec::new(), c.event(Event::Reload))],
         )?;
+        session_selections(&mut encoder, &c.sessions)?;
         self.view_gauges(&mut encoder)
     }
+}
+
+/// The router's session counts: six series per algorithm that classified
+/// a request, at 0 until counted.
+fn session_selections(
+    encoder: &mut DescriptorEncoder,
+    sessions: &[(Algorithm, SessionCounts)],
+) -> fmt::Result {
+    let algorithms: Vec<(String, &SessionCounts)> =
+        sessions.iter().map(|(a, c)| (a.to_string(), c)).collect();
+    family(
+        encoder,
+        names::SESSION_SELECTIONS,
+        "Selections of requests classified by last_cluster_affinity, by algorithm, session state (new, returning, stale) and selection (primary, fallback), over every routing key and model.",
+        MetricType::Counter,
+        algorithms.iter().flat_map(|(algorithm, counts)| {
+            SessionState::ALL.into_iter().flat_map(move |state| {
+                SessionSelection::ALL.into_iter().map(move |selection| {
+                    (
+                        vec![
+                            ("algorithm", algorithm.as_str()),
+                            ("session_state", state.as_str()),
+                            ("selection", selection.as_str()),
+                        ],
+                        counts[state as usize][selection as usize],
+                    )
+                })
+            })
+        }),
+    )
 }
 
 impl RouterCollector {

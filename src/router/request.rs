@@ -6,6 +6,7 @@ use super::admission;
 use super::arena::Handle;
 use super::metrics::CacheOutcome;
 use super::rejection::{Rejection, RejectionCode};
+use super::sessions::SessionTally;
 use super::state::Instance;
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::Definition;
@@ -90,12 +91,14 @@ impl Resolved {
     pub(super) fn new(
         definition: Arc<Definition>,
         balancer: Arc<Balancer>,
+        sessions: Arc<SessionTally>,
         source: Source,
     ) -> Self {
         Resolved {
             pair: Arc::new(Instance {
                 definition,
                 balancer,
+                sessions,
             }),
             source,
         }
@@ -122,22 +125,15 @@ impl Resolved {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Result<Decision, Rejection> {
-        decide(
-            &self.pair.definition,
-            &self.pair.balancer,
-            request,
-            clusters,
-            rng,
-            scratch,
-        )
+        decide(&self.pair, request, clusters, rng, scratch)
     }
 }
 
-/// [`Resolved::decide`] on borrowed parts: blank keys count as absent, then
-/// admission, candidates and the balancer.
+/// [`Resolved::decide`] on a borrowed instance: blank keys count as
+/// absent, then admission, candidates and the balancer; the decision is
+/// counted in the router's session counts.
 pub(super) fn decide(
-    definition: &Definition,
-    instance: &Balancer,
+    pair: &Instance<Balancer>,
     request: &Request<'_>,
     clusters: &[ClusterSnapshot],
     rng: &mut dyn RngCore,
@@ -148,11 +144,19 @@ pub(super) fn decide(
         cache_affinity_key: non_blank(request.cache_affinity_key),
         ..request.clone()
     };
-    let policy = &definition.policy;
+    let policy = &pair.definition.policy;
     admission::check_affinity_key(policy, &request)?;
     check_candidates(&request, clusters)?;
     admission::check_input_work(policy, &request, clusters)?;
-    Ok(instance.decide(&request, clusters, rng, scratch))
+    let decision = pair.balancer.decide(&request, clusters, rng, scratch);
+    pair.sessions.count(
+        policy.algorithm,
+        &pair.balancer,
+        &request,
+        clusters,
+        &decision,
+    );
+    Ok(decision)
 }
 
 pub(super) fn non_blank(value: Option<&str>) -> Option<&str> {

@@ -13,6 +13,7 @@ use super::request::{
     Source,
 };
 use super::request::{has_candidates, reject_without_candidates};
+use super::sessions::SessionTally;
 use super::state::{nanos, Instance, TargetState};
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;
@@ -35,6 +36,8 @@ pub struct Router {
     pub(super) events: RouterCounters,
     /// Targets holding a cache entry (the gauge).
     pub(super) entries: AtomicU64,
+    /// Session selections per algorithm, over every target (sessions.rs).
+    pub(super) sessions: Arc<SessionTally>,
     /// `options.idle_timeout` in nanoseconds, for the hit path.
     idle_ns: u64,
     /// Builds a definition's balancer instance: [`Balancer::new`], or
@@ -61,6 +64,7 @@ impl Router {
             counters: Counters::default(),
             events: RouterCounters::default(),
             entries: AtomicU64::new(0),
+            sessions: Arc::default(),
             build: Balancer::new,
         }
     }
@@ -101,14 +105,7 @@ impl Router {
         let routing_key = non_blank(r.routing_key);
         let method = request.routing_method;
         let warm = self.with_warm(r.model, routing_key, method, |pair, _| {
-            decide(
-                &pair.definition,
-                &pair.balancer,
-                r,
-                clusters,
-                &mut *rng,
-                &mut *scratch,
-            )
+            decide(pair, r, clusters, &mut *rng, &mut *scratch)
         });
         if let Some(decided) = warm {
             return decided;
@@ -303,6 +300,7 @@ impl Router {
         let built = Arc::new(Instance {
             balancer: Arc::new((self.build)(&definition.policy)),
             definition,
+            sessions: self.sessions.clone(),
         });
         self.events.count(Event::InstanceBuilt);
         let mut slot = target.write();
@@ -331,7 +329,7 @@ impl Router {
     fn one_off(&self, definition: Arc<Definition>, source: Source) -> Resolved {
         let balancer = Arc::new((self.build)(&definition.policy));
         self.events.count(Event::InstanceBuilt);
-        Resolved::new(definition, balancer, source)
+        Resolved::new(definition, balancer, self.sessions.clone(), source)
     }
 
     /// The target's slot, claimed if new (evicting the least recently used

@@ -1,14 +1,17 @@
 //! The session-selection counter of the `sessions` target
-//! (docs/stargate.md 3.10) at the router: one row per (target,
-//! algorithm), summed over the target's balancer instances of that
-//! algorithm. The counts live in the instances (`Balancer::
-//! session_selections`, striped per thread); this module only reads them
-//! for an exporter. An instance retired from the expression cache takes
-//! its counts with it.
+//! (docs/stargate.md 3.10) at the router, two ways: the router's own
+//! monotonic counts per algorithm ([`SessionTally`], what the collector
+//! exports), and per-target rows read from the balancer instances
+//! (`Router::session_selections`), which an evicted, expired or rebuilt
+//! target takes with it.
 
 use super::runtime::Router;
-use crate::balancer::{SessionCounts, SessionSelection, SessionState};
+use crate::balancer::{
+    Balancer, ClusterSnapshot, Decision, Request, SessionCounts, SessionSelection, SessionState,
+};
 use crate::ir::Algorithm;
+use crate::sync::{stripe_of_this_thread, STRIPES};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The counter's name as a stargate router exports it.
 pub const SESSION_SELECTIONS_TOTAL: &str = "stargate_routing_session_selections_total";
@@ -40,6 +43,98 @@ impl SessionSelections {
                 .into_iter()
                 .map(move |selection| (state, selection, self.count(state, selection)))
         })
+    }
+}
+
+/// The algorithms that classify sessions (`last_cluster_affinity` is a
+/// wait-and-widen and pulsar-wait-and-widen field), in tally order.
+const SESSION_ALGORITHMS: [Algorithm; 2] = [Algorithm::WaitAndWiden, Algorithm::PulsarWaitAndWiden];
+
+fn tally_index(algorithm: Algorithm) -> Option<usize> {
+    SESSION_ALGORITHMS.iter().position(|a| *a == algorithm)
+}
+
+/// One stripe of the router's session counts, `[algorithm][state]
+/// [selection]`, on its own cache lines (crate::sync).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Stripe([[[AtomicU64; 2]; 3]; 2]);
+
+/// The router's own `stargate_routing_session_selections_total`: counts
+/// per (algorithm, state, selection) summed over every target, kept by
+/// the router rather than by its balancer instances, so a scrape never
+/// sees it fall when a target is evicted, expires or is rebuilt (the
+/// instances' own counts go with them). Striped like the other counters
+/// (counters.rs): a decision adds 1 to its thread's stripe, with no lock,
+/// lookup or allocation. Every balancer instance the router builds holds
+/// the same `Arc`, so `Resolved::decide` counts too.
+#[derive(Debug, Default)]
+pub(crate) struct SessionTally {
+    /// Per algorithm: a request was classified (its six series exist).
+    classified: [AtomicBool; 2],
+    stripes: [Stripe; STRIPES],
+}
+
+impl SessionTally {
+    /// Counts one decision of an instance of `algorithm`: a selection of a
+    /// classified request by its (state, selection); any other decision of
+    /// a classified request only makes the algorithm's series exist.
+    pub(crate) fn count(
+        &self,
+        algorithm: Algorithm,
+        balancer: &Balancer,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        decision: &Decision,
+    ) {
+        let Some(index) = tally_index(algorithm) else {
+            return;
+        };
+        match decision {
+            Decision::Selected(choice) => {
+                if let Some((state, selection)) =
+                    balancer.session_selection(request, clusters, choice)
+                {
+                    self.classified(index);
+                    let stripe = &self.stripes[stripe_of_this_thread()];
+                    stripe.0[index][state as usize][selection as usize]
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            _ => {
+                if balancer.classify(request, clusters).is_some() {
+                    self.classified(index);
+                }
+            }
+        }
+    }
+
+    /// Written once per algorithm; later calls only read the flag.
+    fn classified(&self, index: usize) {
+        if !self.classified[index].load(Ordering::Relaxed) {
+            self.classified[index].store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The sums over every stripe, for the algorithms that classified a
+    /// request.
+    pub(crate) fn totals(&self) -> Vec<(Algorithm, SessionCounts)> {
+        SESSION_ALGORITHMS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.classified[*i].load(Ordering::Relaxed))
+            .map(|(i, &algorithm)| {
+                let mut counts = [[0u64; 2]; 3];
+                for stripe in &self.stripes {
+                    for (row, atomics) in counts.iter_mut().zip(&stripe.0[i]) {
+                        for (total, n) in row.iter_mut().zip(atomics) {
+                            *total = total.wrapping_add(n.load(Ordering::Relaxed));
+                        }
+                    }
+                }
+                (algorithm, counts)
+            })
+            .collect()
     }
 }
 

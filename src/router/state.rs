@@ -13,6 +13,7 @@
 //! slots of one chunk share the lock, and a read stripe is not re-entrant
 //! while a writer waits).
 
+use super::sessions::SessionTally;
 use crate::ir::{Algorithm, Definition};
 use crate::sync::{ReadGuard, ReadMostly, WriteGuard};
 use std::ops::{Deref, DerefMut};
@@ -60,6 +61,10 @@ impl Entry {
 pub(crate) struct Instance<B> {
     pub(crate) definition: Arc<Definition>,
     pub(crate) balancer: Arc<B>,
+    /// The router's session counts (sessions.rs), which each decision of
+    /// this instance adds to, also through a `Resolved` that outlives the
+    /// target.
+    pub(crate) sessions: Arc<SessionTally>,
 }
 
 #[derive(Debug)]

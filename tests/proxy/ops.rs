@@ -10,7 +10,7 @@ use crate::fleet::{ranking, run, until, Fleet, CLUSTERS, MODEL, SLOTS, TPS};
 use crate::front::{self, ProxyOptions};
 use http::StatusCode;
 use prometheus_parse::{Sample, Scrape, Value};
-use routex::router::{HealthOptions, ManualClock, ERROR_CODE_HEADER};
+use routex::router::{HealthOptions, ManualClock, RouterOptions, ERROR_CODE_HEADER};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -251,6 +251,141 @@ fn metrics_count_the_requests_sent() {
             ),
             3.0
         );
+    });
+}
+
+/// The model with `last_cluster_affinity` (pulsar-wait-and-widen, seed
+/// `v1` as in examples/lb-config.json, affinity group of 1).
+fn session_table() -> routex::ir::RouteTable {
+    let json = format!(
+        r#"{{"models": {{"{MODEL}": {{"algorithm": "pulsar-wait-and-widen", "seed": "v1",
+            "last_cluster_affinity": true}}}}}}"#
+    );
+    let (table, report) = routex::config::check_lb_config("sessions.json", &json);
+    assert!(!report.has_errors(), "{report:?}");
+    table.unwrap()
+}
+
+/// `stargate_routing_session_selections_total` of pulsar-wait-and-widen,
+/// for one (state, selection).
+fn selections(scrape: &Scrape, state: &str, selection: &str) -> f64 {
+    value(
+        scrape,
+        "stargate_routing_session_selections_total",
+        &[
+            ("algorithm", "pulsar-wait-and-widen"),
+            ("session_state", state),
+            ("selection", selection),
+        ],
+    )
+}
+
+/// docs/stargate.md 3.10's selection counter over the proxy: new, returning
+/// and stale sessions of many routing keys are counted by the router, not
+/// by the targets' balancer instances, so evicting targets (a bound of 2
+/// here) takes nothing away.
+#[test]
+fn session_selections_are_counted_over_every_routing_key_and_survive_evictions() {
+    run(async {
+        let options = ProxyOptions {
+            router: RouterOptions::default().with_cache_capacity(2),
+            ..ProxyOptions::default()
+        };
+        let fleet = Fleet::start_table(session_table(), configs(|_| {}), options).await;
+        let scrape = fleet.scrape().await;
+        assert!(
+            samples(&scrape, "stargate_routing_session_selections_total", &[]).is_empty(),
+            "no series before a classified request"
+        );
+        // Per routing key: a new session, one returning to c2, one whose
+        // hint names no candidate (stale). An idle fleet serves each at its
+        // primary: rank 1 (within the group of 1) or its last cluster.
+        let session = |tenant: &str, hint: Option<&'static str>| {
+            let mut headers = vec![
+                ("x-routing-key", Some(tenant.to_owned())),
+                ("x-cache-affinity-key", Some("conversation".to_owned())),
+            ];
+            if let Some(hint) = hint {
+                headers.push(("x-stargate-last-cluster-id", Some(hint.to_owned())));
+            }
+            headers
+        };
+        let send = |headers: Vec<(&'static str, Option<String>)>| {
+            let borrowed: Vec<(&str, Option<&str>)> =
+                headers.iter().map(|(n, v)| (*n, v.as_deref())).collect();
+            fleet.send(&borrowed)
+        };
+        let sessions_of = |from: usize, to: usize| {
+            let mut replies = Vec::new();
+            for n in from..to {
+                let tenant = format!("tenant-{n}");
+                for hint in [None, Some("c2"), Some("c9")] {
+                    replies.push((hint, send(session(&tenant, hint))));
+                }
+            }
+            replies
+        };
+        for (hint, reply) in sessions_of(0, 2) {
+            let reply = reply.await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+            match hint {
+                Some("c2") => assert_eq!(reply.cluster(), "c2"),
+                _ => assert_eq!(reply.header(front::RANK_DEPTH_HEADER), "1"),
+            }
+            fleet.heartbeats().await;
+        }
+        let before = fleet.scrape().await;
+        for state in ["new", "returning", "stale"] {
+            assert_eq!(selections(&before, state, "primary"), 2.0, "{state}");
+            assert_eq!(selections(&before, state, "fallback"), 0.0, "{state}");
+        }
+        let evicted = |scrape: &Scrape| {
+            value(
+                scrape,
+                "routex_targets_evicted_total",
+                &[("reason", "capacity")],
+            )
+        };
+        assert_eq!(evicted(&before), 0.0);
+
+        // Four more routing keys evict the first two targets and two of
+        // their own. A session returning to a failing c2 is served
+        // elsewhere on its second send; every decision counts, as in the
+        // balancer instances: c2 for the failed send, c2 again (its only
+        // backend is now excluded, so the cluster is excluded without a
+        // send) and the fallback.
+        for (hint, reply) in sessions_of(2, 6) {
+            let reply = reply.await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+            if hint == Some("c2") {
+                assert_eq!(reply.cluster(), "c2");
+            }
+            fleet.heartbeats().await;
+        }
+        fleet.backend("c2").set_failing(true);
+        let failed_over = send(session("tenant-0", Some("c2"))).await;
+        assert_eq!(failed_over.status, StatusCode::OK, "{}", failed_over.body);
+        assert_eq!(failed_over.header(front::TRIES_HEADER), "2");
+        assert_ne!(failed_over.cluster(), "c2");
+
+        let after = fleet.scrape().await;
+        assert_eq!(value(&after, "routex_targets", &[]), 2.0);
+        assert_eq!(evicted(&after), 5.0);
+        assert_eq!(selections(&after, "new", "primary"), 6.0);
+        assert_eq!(selections(&after, "stale", "primary"), 6.0);
+        assert_eq!(value(&after, "routex_clusters_excluded_total", &[]), 1.0);
+        assert_eq!(selections(&after, "returning", "primary"), 8.0);
+        assert_eq!(selections(&after, "returning", "fallback"), 1.0);
+        assert_eq!(selections(&after, "new", "fallback"), 0.0);
+        assert_eq!(selections(&after, "stale", "fallback"), 0.0);
+        for state in ["new", "returning", "stale"] {
+            for selection in ["primary", "fallback"] {
+                assert!(
+                    selections(&after, state, selection) >= selections(&before, state, selection),
+                    "{state} {selection} fell"
+                );
+            }
+        }
     });
 }
 

@@ -96,3 +96,65 @@ fn session_counts_per_target_and_algorithm() {
         "stargate_routing_session_selections_total"
     );
 }
+
+/// The router's own counts (what the collector exports) add up every
+/// target's, through `Router::route` and `Resolved::decide` alike, and keep
+/// them when the targets and their instances go.
+#[test]
+fn the_routers_session_counts_outlive_targets() {
+    use routex::ir::Algorithm;
+    let router = router();
+    let count = |state, selection| {
+        router.metrics().counters.session_selections(
+            Algorithm::PulsarWaitAndWiden,
+            state,
+            selection,
+        )
+    };
+    assert!(router.metrics().counters.sessions.is_empty());
+    route(&router, "chat", None, Some("c1"));
+    route(&router, "plain", Some("k"), Some("c1"));
+    assert!(
+        router.metrics().counters.sessions.is_empty(),
+        "not classified"
+    );
+    route(&router, "chat", Some("k"), Some("c2"));
+    route(&router, "chat", Some("k"), Some("nowhere"));
+    // Through a resolved instance, as an embedder without `route` decides.
+    let resolved = router
+        .resolve("chat", Some("tenant"), None)
+        .expect("resolves");
+    let request = Request {
+        model: "chat",
+        routing_key: Some("tenant"),
+        cache_affinity_key: Some("k"),
+        input_tokens: Some(100),
+        ..Request::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    resolved
+        .decide(&request, &clusters(), &mut rng, &mut Scratch::default())
+        .expect("decides");
+    assert_eq!(count(SessionState::Returning, SessionSelection::Primary), 1);
+    assert_eq!(count(SessionState::Stale, SessionSelection::Primary), 1);
+    assert_eq!(count(SessionState::New, SessionSelection::Primary), 1);
+    router.remove_target("chat", Some("tenant"));
+    assert!(
+        router.session_selections().is_empty(),
+        "the target's rows go"
+    );
+    route(&router, "chat", Some("k"), Some("c2"));
+    let metrics = router.metrics();
+    assert_eq!(metrics.counters.sessions.len(), 1, "one algorithm");
+    assert_eq!(count(SessionState::Returning, SessionSelection::Primary), 2);
+    assert_eq!(
+        count(SessionState::Returning, SessionSelection::Fallback),
+        0
+    );
+    // The target's own rows restarted with it.
+    let rows = router.session_selections();
+    assert_eq!(
+        rows[0].count(SessionState::Returning, SessionSelection::Primary),
+        1
+    );
+}
