@@ -28,15 +28,36 @@ pub use suppress::{
 
 /// The start-up builder: resolves defaults and normalisations of a
 /// configured algorithm (docs/stargate.md 4.3) for the newest stargate.
-/// The error message names the offending field.
-pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, String> {
-    lower::build_policy(config, Target::NEWEST)
+///
+/// `Err` holds every refusal (`invalid_value`), in the order the builder
+/// checks them: the first is the message stargate's start-up stops at.
+/// Each names the offending field; its span is empty (at 0), since a
+/// configuration built in code has no text to point into (the checkers
+/// point at the field in the source).
+pub fn build_policy(config: &AlgorithmConfig) -> Result<Policy, Vec<Diagnostic>> {
+    build_policy_for(config, Target::NEWEST)
 }
 
 /// [`build_policy`] for the stargate `target`: a field the target does
 /// not accept is as unsupported as any other.
-pub fn build_policy_for(config: &AlgorithmConfig, target: Target) -> Result<Policy, String> {
-    lower::build_policy(config, target)
+pub fn build_policy_for(
+    config: &AlgorithmConfig,
+    target: Target,
+) -> Result<Policy, Vec<Diagnostic>> {
+    let refusal = |message| Diagnostic::new(Code::InvalidValue, Span::new(0, 0), message);
+    lower::build_policy(config, target).map_err(|first| {
+        let all: Vec<Diagnostic> = lower::builder_errors(config, target)
+            .into_iter()
+            .map(|(_, message)| refusal(message))
+            .collect();
+        // builder_errors starts with the builder's own refusal (a unit
+        // test in lower.rs holds it to that); never return none.
+        if all.is_empty() {
+            vec![refusal(first)]
+        } else {
+            all
+        }
+    })
 }
 
 /// The permissive default route table (no configuration file) for the
@@ -100,7 +121,7 @@ fn check_text(
         return None;
     }
     let parsed = if header_only {
-        crate::syntax::parse_header(text).map_err(|d| vec![d])
+        crate::syntax::parse_header(text)
     } else {
         crate::syntax::parse_expression(text)
     };
@@ -140,12 +161,14 @@ fn definition_of(checked: &mut Checked, same: Option<Arc<Definition>>) -> Option
 
 /// Compiles an `x-routing-method` value (method name or expression, either
 /// form) for `model` against `table`, as a stargate router does per request.
-/// Err carries the first error: stargate's code and message.
+/// `Err` holds every error, never none; the first is stargate's code and
+/// message (what a router answers). Warnings are not part of a compile:
+/// [`check_expression`] reports them.
 pub fn compile_request_expression(
     table: &RouteTable,
     model: &str,
     value: &str,
-) -> Result<Definition, Box<Diagnostic>> {
+) -> Result<Definition, Vec<Diagnostic>> {
     compile_value(table, model, value, false)
 }
 
@@ -157,7 +180,7 @@ pub fn compile_header_value(
     table: &RouteTable,
     model: &str,
     value: &str,
-) -> Result<Definition, Box<Diagnostic>> {
+) -> Result<Definition, Vec<Diagnostic>> {
     compile_value(table, model, value, true)
 }
 
@@ -166,20 +189,21 @@ fn compile_value(
     model: &str,
     value: &str,
     header_only: bool,
-) -> Result<Definition, Box<Diagnostic>> {
+) -> Result<Definition, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let result = check_text(value, table, Some(model), header_only, &mut diags);
-    if let Some(first) = diags.iter().find(|d| d.is_error()) {
-        return Err(Box::new(first.clone()));
+    if diags.iter().any(Diagnostic::is_error) {
+        diags.retain(Diagnostic::is_error);
+        return Err(diags);
     }
     result
         .and_then(|(mut checked, same)| definition_of(&mut checked, same))
         .ok_or_else(|| {
-            Box::new(Diagnostic::new(
+            vec![Diagnostic::new(
                 Code::MalformedExpression,
                 Span::new(0, value.len()),
                 format!("could not compile '{value}'"),
-            ))
+            )]
         })
 }
 

@@ -24,7 +24,8 @@ pub fn check_route_file_for(
     let mut report = Report::new(source_name, text);
     let (file, syntax_errors) = crate::syntax::parse_route_file(text);
     report.diagnostics.extend(syntax_errors);
-    let table = check_route_ast_for(&file, target, &mut report.diagnostics);
+    let (table, diagnostics) = check_route_ast_for(&file, target);
+    report.diagnostics.extend(diagnostics);
     // Suppression comments (`# routex: allow(CODE) -- reason`) are part of
     // the route-file language: every reader of the file honours them.
     super::suppress::apply_route_file_suppressions(&mut report, &file);
@@ -113,14 +114,24 @@ fn complete(map: Allowed) -> Option<IndexMap<Algorithm, Arc<Definition>>> {
     map.into_iter().map(|(a, d)| d.map(|d| (a, d))).collect()
 }
 
-/// Lowers a parsed route file for the newest stargate; `None` when any
-/// entry has an error.
-pub fn check_route_ast(file: &RouteFile, diags: &mut Vec<Diagnostic>) -> Option<RouteTable> {
-    check_route_ast_for(file, Target::NEWEST, diags)
+/// Lowers a parsed route file for the newest stargate: the table, `None`
+/// when any entry has an error, and every diagnostic of its entries (the
+/// parser's own are the caller's, who holds them with the text).
+pub fn check_route_ast(file: &RouteFile) -> (Option<RouteTable>, Vec<Diagnostic>) {
+    check_route_ast_for(file, Target::NEWEST)
 }
 
 /// Lowers a parsed route file for the stargate `target`.
 pub fn check_route_ast_for(
+    file: &RouteFile,
+    target: Target,
+) -> (Option<RouteTable>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let table = lower_route_ast(file, target, &mut diagnostics);
+    (table, diagnostics)
+}
+
+fn lower_route_ast(
     file: &RouteFile,
     target: Target,
     diags: &mut Vec<Diagnostic>,
@@ -185,7 +196,7 @@ pub fn check_route_ast_for(
         Some(d) => d?,
         None => {
             let config = AlgorithmConfig::named(Algorithm::PowerOfN);
-            let policy = super::build_policy_for(&config, target).ok()?;
+            let policy = super::lower::build_policy(&config, target).ok()?;
             Arc::new(Definition { config, policy })
         }
     };

@@ -86,7 +86,8 @@ pub fn build_for(source_name: &str, text: &str, target: Target) -> (Option<Strin
     let mut report = Report::new(source_name, text);
     let (file, syntax_errors) = crate::syntax::parse_route_file(text);
     report.diagnostics.extend(syntax_errors);
-    let table = crate::check::check_route_ast_for(&file, target, &mut report.diagnostics);
+    let (table, diagnostics) = crate::check::check_route_ast_for(&file, target);
+    report.diagnostics.extend(diagnostics);
     // stargate's `default` is a bare name: settings cannot be carried.
     for item in &file.items {
         if let crate::syntax::ast::Item::Default { expr, .. } = item {

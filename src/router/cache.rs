@@ -39,7 +39,7 @@ impl Router {
             .ok_or_else(|| unknown_method(value))
             .and_then(|text| {
                 (self.options.compiler)(&self.table.load(), model, text)
-                    .map_err(|diagnostic| Rejection::from_diagnostic(&diagnostic))
+                    .map_err(|errors| Rejection::from_compile_errors(&errors, text))
                     .map(|definition| (text, definition))
             });
         let (text, definition) = match compiled {

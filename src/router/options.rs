@@ -12,13 +12,14 @@ pub const DEFAULT_CACHE_CAPACITY: usize = 16_384;
 /// stargate's idle expiry of a cached expression.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
-/// Compiles an `x-routing-method` value for a model against a table; the
-/// error is stargate's first error. By default
+/// Compiles an `x-routing-method` value for a model against a table; `Err`
+/// holds the errors, the first being stargate's (the one the router
+/// answers), as every compile function of routex returns them. By default
 /// [`crate::check::compile_header_value`] (header form only, as stargate
 /// reads the header); tools that also take the call form, such as
 /// `routex decide`, use [`crate::check::compile_request_expression`].
 pub type Compiler =
-    Arc<dyn Fn(&RouteTable, &str, &str) -> Result<Definition, Box<Diagnostic>> + Send + Sync>;
+    Arc<dyn Fn(&RouteTable, &str, &str) -> Result<Definition, Vec<Diagnostic>> + Send + Sync>;
 
 /// A router's settings; [`Default`] gives stargate's cache bounds, the
 /// system clock and the header-form compiler.

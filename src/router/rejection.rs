@@ -95,6 +95,21 @@ impl Rejection {
         )
     }
 
+    /// The rejection of a request expression that did not compile: its
+    /// first error ([`super::Compiler`]'s `Err`); a compiler that gave no
+    /// error at all is `malformed_expression`.
+    pub(crate) fn from_compile_errors(errors: &[Diagnostic], value: &str) -> Self {
+        errors.first().map_or_else(
+            || {
+                Rejection::new(
+                    RejectionCode::Expression(Code::MalformedExpression),
+                    format!("could not compile '{value}'"),
+                )
+            },
+            Rejection::from_diagnostic,
+        )
+    }
+
     /// The value of the `x-stargate-error-code` header.
     pub fn header_value(&self) -> &'static str {
         self.code.as_str()

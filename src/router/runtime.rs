@@ -221,7 +221,7 @@ impl Router {
                         .and_then(|text| {
                             (self.options.compiler)(&table, model, text)
                                 .map(Arc::new)
-                                .map_err(|d| Rejection::from_diagnostic(&d))
+                                .map_err(|errors| Rejection::from_compile_errors(&errors, text))
                         }),
                 }
             }

@@ -55,8 +55,9 @@ pub fn parse_call(text: &str) -> Result<Expr, Vec<Diagnostic>> {
 /// rules (docs/stargate.md 5.1); the error is the one stargate returns.
 /// A value without `;` is a method name only and always parses (stargate
 /// looks it up without syntax checks; an unknown one is `unknown_method`).
-pub fn parse_header(text: &str) -> Result<Expr, Diagnostic> {
-    header::parse(text)
+/// stargate stops at the first error, so `Err` holds exactly one.
+pub fn parse_header(text: &str) -> Result<Expr, Vec<Diagnostic>> {
+    header::parse(text).map_err(|d| vec![d])
 }
 
 /// Whether `text` is an RFC 8941 Item with Parameters (step 5 of the header
@@ -79,7 +80,7 @@ pub fn detect_form(text: &str) -> Form {
 pub fn parse_expression(text: &str) -> Result<Expr, Vec<Diagnostic>> {
     match detect_form(text) {
         Form::Call => parse_call(text),
-        Form::Header => parse_header(text).map_err(|d| vec![d]),
+        Form::Header => parse_header(text),
     }
 }
 

@@ -365,7 +365,7 @@ fn rejections_match_the_compiler(old: &RouteTable, new: &RouteTable, diff: &Tabl
                 assert_eq!(newly, covered.is_some(), "{model}: {expr}: {classes:?}");
             }
             if let Some(class) = covered {
-                let code = after.as_ref().err().map(|e| e.code);
+                let code = after.as_ref().err().map(|e| e[0].code);
                 assert_eq!(code, Some(class.code()), "{model}: {expr}");
                 seen += usize::from(newly);
             }

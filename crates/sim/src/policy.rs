@@ -151,7 +151,13 @@ pub fn compile(
     if trimmed.starts_with(LEGACY) {
         return compile_legacy(table, model, text).map(|k| (k, Vec::new()));
     }
-    let definition = check::compile_request_expression(table, model, text).map_err(|d| vec![*d])?;
+    // The first error only, the one a router answers with, as scenario
+    // checking has always reported a policy.
+    let definition =
+        check::compile_request_expression(table, model, text).map_err(|mut errors| {
+            errors.truncate(1);
+            errors
+        })?;
     let mut warnings = Vec::new();
     let (_, report) = check::check_expression("policy", text, Some(table), Some(model));
     warnings.extend(report.diagnostics.into_iter().filter(|d| !d.is_error()));

@@ -44,7 +44,7 @@ fn request_errors_carry_stargates_first_error() {
     let table = table(r#"{"default": "pulsar"}"#);
     let err = |v: &str| {
         let e = compile_request_expression(&table, "m", v).unwrap_err();
-        (e.code, e.message)
+        (e[0].code, e[0].message.clone())
     };
     assert_eq!(
         err("fastest"),
@@ -116,4 +116,25 @@ fn explain_records_provenance() {
     assert_eq!(e.provenance["max_input_work_seconds"], Provenance::Default);
     assert_eq!(e.provenance["last_cluster_affinity"], Provenance::Default);
     assert_eq!(e.provenance.len(), 18);
+}
+
+/// A compile's `Err` is every error of the value, in order (stargate's
+/// first), exactly the errors the check of the same text reports.
+#[test]
+fn a_compile_returns_every_error_and_the_check_the_same_ones() {
+    let table = permissive_table();
+    let value = "pulsar;sede=\"a\";rendezvous_weight=\"heavy\"";
+    let errors = compile_request_expression(&table, "m", value).unwrap_err();
+    let codes: Vec<Code> = errors.iter().map(|e| e.code).collect();
+    assert_eq!(codes.len(), 2, "{errors:?}");
+    assert_eq!(codes[0], Code::UnknownParameter);
+    assert!(errors.iter().all(|e| e.is_error()));
+    let (definition, report) = check_expression("arg:1", value, Some(&table), Some("m"));
+    assert!(definition.is_none());
+    let checked: Vec<_> = report
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect();
+    assert_eq!(errors, checked);
 }

@@ -9,7 +9,7 @@ use routex::ir::{RouteTable, Settings};
 fn first(table: &RouteTable, model: &str, value: &str) -> (Code, String) {
     match compile_request_expression(table, model, value) {
         Ok(_) => panic!("{value} must be rejected"),
-        Err(d) => (d.code, d.message),
+        Err(d) => (d[0].code, d[0].message.clone()),
     }
 }
 
@@ -130,9 +130,9 @@ fn precedence_of_multi_error_expressions() {
     for (value, want) in cases {
         match compile_request_expression(&t, m, value) {
             Ok(_) => wrong.push(format!("{value}: accepted, want {want:?}")),
-            Err(d) if d.code != *want => wrong.push(format!(
+            Err(d) if d[0].code != *want => wrong.push(format!(
                 "{value}: {:?} {}, want {want:?}",
-                d.code, d.message
+                d[0].code, d[0].message
             )),
             Err(_) => {}
         }
@@ -281,13 +281,13 @@ fn header_compiler_rejects_the_call_form_as_stargate_does() {
     ] {
         match compile_header_value(&t, "m", value) {
             Ok(_) => panic!("{value} must be rejected"),
-            Err(d) => assert_eq!(d.code, want, "{value}: {}", d.message),
+            Err(d) => assert_eq!(d[0].code, want, "{value}: {}", d[0].message),
         }
     }
     assert_eq!(
         compile_header_value(&t, "m", "pulsar(seed=x)")
             .err()
-            .map(|d| d.message),
+            .map(|d| d[0].message.clone()),
         Some("unknown routing method 'pulsar(seed=x)'".to_string())
     );
     for value in [

@@ -49,7 +49,10 @@ fn pulsar_only_settings_are_rejected_for_wait_and_widen() {
         fields,
     })
     .unwrap_err();
-    assert!(err.contains("consider_kv_free_tokens"), "{err}");
+    assert!(
+        err[0].message.contains("consider_kv_free_tokens"),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -139,9 +142,9 @@ fn wait_and_widen_validates_cache_affinity_input_tokens_scale() {
                 fields: fields.clone(),
             })
             .unwrap_err();
-            assert!(
-                err.starts_with("cache_affinity_input_tokens_scale must be between 0.0 and 1.0")
-            );
+            assert!(err[0]
+                .message
+                .starts_with("cache_affinity_input_tokens_scale must be between 0.0 and 1.0"));
         }
     }
     for ok in ["0.0", "1.0", "0", "1"] {
@@ -572,4 +575,33 @@ fn json_names_are_exact_and_aliases_warn() {
         report.diagnostics[0].help.as_deref(),
         Some("did you mean \"pulsar\"? (names are exact and case-sensitive)")
     );
+}
+
+/// The builder's `Err` is every refusal (stargate stops at the first,
+/// which comes first), each naming its field, with an empty span: a
+/// configuration built in code has no text.
+#[test]
+fn build_policy_returns_every_refusal_first_stargates() {
+    let fields = FieldSet {
+        band_widen_interval_ms: Some(5),
+        fallback_max_queued: Some(0),
+        ..FieldSet::default()
+    };
+    let errors = build_policy(&AlgorithmConfig {
+        algorithm: Algorithm::WaitAndWiden,
+        fields,
+    })
+    .unwrap_err();
+    let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "band_widen_interval_ms is only supported for pulsar-wait-and-widen, not wait-and-widen",
+            "fallback_max_queued is only supported for pulsar-wait-and-widen, not wait-and-widen",
+        ]
+    );
+    for e in &errors {
+        assert_eq!(e.code, Code::InvalidValue);
+        assert_eq!((e.span.start, e.span.end), (0, 0));
+    }
 }

@@ -86,3 +86,24 @@ fn from_diagnostic_keeps_stargates_code_and_message() {
         "400 unknown_parameter: unknown parameter 'widen' for algorithm pulsar"
     );
 }
+
+/// A custom compiler that breaks the convention (an `Err` without an
+/// error) still gets a rejection with stargate's code for a value that
+/// does not compile, naming the value.
+#[test]
+fn a_compiler_error_without_diagnostics_is_malformed_expression() {
+    use routex::router::{Compiler, Router, RouterOptions};
+    let compile: Compiler = std::sync::Arc::new(|_, _, _| Err(Vec::new()));
+    let router = Router::with_options(
+        routex::check::permissive_table(),
+        RouterOptions::default().with_compiler(compile),
+    );
+    let err = router
+        .resolve("m", None, Some(b"pulsar;seed=x"))
+        .unwrap_err();
+    assert_eq!(
+        err.code,
+        RejectionCode::Expression(Code::MalformedExpression)
+    );
+    assert_eq!(err.message, "could not compile 'pulsar;seed=x'");
+}

@@ -137,10 +137,9 @@ impl FakeCompiler {
         table: &RouteTable,
         model: &str,
         value: &str,
-    ) -> Result<Definition, Box<Diagnostic>> {
+    ) -> Result<Definition, Vec<Diagnostic>> {
         let method = value.split([';', '(']).next().unwrap_or_default();
-        let error =
-            |code, message: String| Box::new(Diagnostic::new(code, Span::new(0, 0), message));
+        let error = |code, message: String| vec![Diagnostic::new(code, Span::new(0, 0), message)];
         let (algorithm, _) = Algorithm::from_header_name(method).ok_or_else(|| {
             error(
                 Code::UnknownMethod,

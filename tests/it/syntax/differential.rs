@@ -71,7 +71,8 @@ fn sfv_accepts(text: &str) -> bool {
 fn routex_step(text: &str) -> u8 {
     match parse_header(text) {
         Ok(_) => 6,
-        Err(d) => {
+        Err(errors) => {
+            let d = &errors[0];
             let tag = d.message.split(':').next().unwrap_or("");
             match tag {
                 "P7" | "P3" | "P9" | "P11" | "P6" | "P5" => 4,

@@ -83,7 +83,7 @@ fn test_parse_profile_accepts_valid_items() {
         ),
     ];
     for (raw, method, args) in cases {
-        let e = parse_header(&raw).unwrap_or_else(|d| panic!("{raw:?}: {}", d.message));
+        let e = parse_header(&raw).unwrap_or_else(|d| panic!("{raw:?}: {}", d[0].message));
         assert_eq!(e.form, Form::Header);
         assert_eq!(e.method.node, method, "{raw}");
         let got: Vec<_> = e

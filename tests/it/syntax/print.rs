@@ -71,7 +71,7 @@ fn header_form_follows_the_header_rules() {
         let got = format_expression(text, true);
         assert_eq!(got.as_deref(), Ok(want), "{text:?}");
         // What fmt --header prints, stargate accepts.
-        let back = parse_header(want).unwrap_or_else(|d| panic!("{want:?}: {}", d.message));
+        let back = parse_header(want).unwrap_or_else(|d| panic!("{want:?}: {}", d[0].message));
         assert_eq!(back.args.len(), want.matches(';').count());
     }
 }

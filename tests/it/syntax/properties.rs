@@ -173,7 +173,7 @@ proptest! {
     fn header_form_round_trips_or_is_refused(e in expr()) {
         match print_header(&e) {
             Ok(printed) => {
-                let back = parse_header(&printed).map_err(|d| TestCaseError::fail(format!("{printed}: {}", d.message)))?;
+                let back = parse_header(&printed).map_err(|d| TestCaseError::fail(format!("{printed}: {}", d[0].message)))?;
                 let (m, args) = canonical(&e);
                 // Numbers too long for a bare item come back quoted.
                 let args: Vec<_> = args.into_iter().map(|(n, v)| {

@@ -3,11 +3,15 @@
 use routex::diag::{Diagnostic, Span};
 use routex::syntax::ast::{Expr, Item, RouteFile, Value};
 
-/// The header-form error of `raw` (panics with the AST if it parsed).
+/// The header-form error of `raw`: exactly one, as stargate stops at the
+/// first (panics with the AST if it parsed).
 pub fn header_error(raw: &str) -> Diagnostic {
     match routex::syntax::parse_header(raw) {
         Ok(e) => panic!("{raw:?} parsed: {e:?}"),
-        Err(d) => d,
+        Err(mut errors) => {
+            assert_eq!(errors.len(), 1, "{raw:?}: {errors:?}");
+            errors.remove(0)
+        }
     }
 }
 
