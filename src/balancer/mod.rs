@@ -176,6 +176,19 @@ impl Scratch {
     }
 }
 
+/// How one decision counted in the session-selection counter
+/// (docs/stargate.md 3.10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SessionCount {
+    /// The request was not classified (the policy does not turn
+    /// `last_cluster_affinity` on, or no affinity key).
+    Unclassified,
+    /// Classified, no backend selected: the six series exist.
+    Classified,
+    /// A classified request's selection.
+    Selected(SessionState, SessionSelection),
+}
+
 /// One balancer instance: a policy plus its state (round-robin counter,
 /// ring and ranking caches). `Send + Sync`.
 #[derive(Debug)]
@@ -276,7 +289,7 @@ impl Balancer {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
-        self.decide_inner(request, clusters, None, rng, scratch)
+        self.decide_inner(request, clusters, None, rng, scratch).0
     }
 
     /// [`Balancer::decide`] over a candidate list the caller names: `ids`
@@ -292,6 +305,20 @@ impl Balancer {
         scratch: &mut Scratch,
     ) -> Decision {
         self.decide_inner(request, clusters, Some(ids), rng, scratch)
+            .0
+    }
+
+    /// [`Balancer::decide`], also saying how the decision counted in this
+    /// instance's session counts, for the router to add to its own
+    /// (src/router/sessions.rs) without classifying the request again.
+    pub(crate) fn decide_counted(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> (Decision, SessionCount) {
+        self.decide_inner(request, clusters, None, rng, scratch)
     }
 
     fn decide_inner(
@@ -301,7 +328,7 @@ impl Balancer {
         ids: Option<Membership>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
-    ) -> Decision {
+    ) -> (Decision, SessionCount) {
         let decision = match &self.kind {
             Kind::PowerOfN(s) => {
                 power_of_n::decide(s, request, clusters, rng, &mut scratch.members)
@@ -315,10 +342,11 @@ impl Balancer {
             #[cfg(feature = "testing")]
             Kind::StandIn(b) => b.decide(request, clusters, rng, scratch),
         };
-        if let Some(counters) = &self.sessions {
-            self.count_session(counters, request, clusters, &decision);
-        }
-        decision
+        let counted = match &self.sessions {
+            Some(counters) => self.count_session(counters, request, clusters, &decision),
+            None => SessionCount::Unclassified,
+        };
+        (decision, counted)
     }
 
     /// Counts a classified request's selection; a classified request that
@@ -329,19 +357,20 @@ impl Balancer {
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
         decision: &Decision,
-    ) {
+    ) -> SessionCount {
         match decision {
-            Decision::Selected(choice) => {
-                if let Some((state, selection)) = self.session_selection(request, clusters, choice)
-                {
+            Decision::Selected(choice) => match self.session_selection(request, clusters, choice) {
+                Some((state, selection)) => {
                     counters.record(state, selection);
+                    SessionCount::Selected(state, selection)
                 }
+                None => SessionCount::Unclassified,
+            },
+            _ if request.cache_affinity_key.is_some() => {
+                counters.classified();
+                SessionCount::Classified
             }
-            _ => {
-                if request.cache_affinity_key.is_some() {
-                    counters.classified();
-                }
-            }
+            _ => SessionCount::Unclassified,
         }
     }
 

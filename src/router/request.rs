@@ -148,14 +148,10 @@ pub(super) fn decide(
     admission::check_affinity_key(policy, &request)?;
     check_candidates(&request, clusters)?;
     admission::check_input_work(policy, &request, clusters)?;
-    let decision = pair.balancer.decide(&request, clusters, rng, scratch);
-    pair.sessions.count(
-        policy.algorithm,
-        &pair.balancer,
-        &request,
-        clusters,
-        &decision,
-    );
+    let (decision, counted) = pair
+        .balancer
+        .decide_counted(&request, clusters, rng, scratch);
+    pair.sessions.count(policy.algorithm, counted);
     Ok(decision)
 }
 

@@ -6,9 +6,7 @@
 //! target takes with it.
 
 use super::runtime::Router;
-use crate::balancer::{
-    Balancer, ClusterSnapshot, Decision, Request, SessionCounts, SessionSelection, SessionState,
-};
+use crate::balancer::{SessionCount, SessionCounts, SessionSelection, SessionState};
 use crate::ir::Algorithm;
 use crate::sync::{stripe_of_this_thread, STRIPES};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -76,37 +74,26 @@ pub(crate) struct SessionTally {
 }
 
 impl SessionTally {
-    /// Counts one decision of an instance of `algorithm`: a selection of a
-    /// classified request by its (state, selection); any other decision of
-    /// a classified request only makes the algorithm's series exist.
-    pub(crate) fn count(
-        &self,
-        algorithm: Algorithm,
-        balancer: &Balancer,
-        request: &Request<'_>,
-        clusters: &[ClusterSnapshot],
-        decision: &Decision,
-    ) {
+    /// Adds one decision of an instance of `algorithm`, as the instance
+    /// counted it: a selection by its (state, selection); a classified
+    /// request without one only makes the algorithm's series exist.
+    pub(crate) fn count(&self, algorithm: Algorithm, counted: SessionCount) {
+        let (state, selection) = match counted {
+            SessionCount::Unclassified => return,
+            SessionCount::Classified => {
+                if let Some(index) = tally_index(algorithm) {
+                    self.classified(index);
+                }
+                return;
+            }
+            SessionCount::Selected(state, selection) => (state, selection),
+        };
         let Some(index) = tally_index(algorithm) else {
             return;
         };
-        match decision {
-            Decision::Selected(choice) => {
-                if let Some((state, selection)) =
-                    balancer.session_selection(request, clusters, choice)
-                {
-                    self.classified(index);
-                    let stripe = &self.stripes[stripe_of_this_thread()];
-                    stripe.0[index][state as usize][selection as usize]
-                        .fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            _ => {
-                if balancer.classify(request, clusters).is_some() {
-                    self.classified(index);
-                }
-            }
-        }
+        self.classified(index);
+        let stripe = &self.stripes[stripe_of_this_thread()];
+        stripe.0[index][state as usize][selection as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Written once per algorithm; later calls only read the flag.
