@@ -1,17 +1,18 @@
 //! The help for an unquoted value that cannot stand bare: one that starts
 //! with a digit but is not a number (`405b-v1`), or holds a character a
-//! token cannot (`a/b c`, `x@y`). Both forms say the same thing, each in
-//! its own spelling: `seed="405b-v1"` in a header, `seed = "405b-v1"` in a
-//! route file or call.
+//! token cannot (`a/b c`, `x@y`). Each form judges by its own token rule
+//! (a header's RFC 8941 token takes `a/b`, a route file's token does not)
+//! and says the same thing in its own spelling: `seed="405b-v1"` in a
+//! header, `seed = "405b-v1"` in a route file or call.
 
 /// Whether `c` may continue an RFC 8941 token (tchar, `:` or `/`).
 fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~:/".contains(c)
 }
 
-/// Whether `value` could be written bare: a token (ALPHA or `*`, then
-/// token characters) or a number.
-fn stands_bare(value: &str) -> bool {
+/// Whether `value` could be written bare in a header: an RFC 8941 token
+/// (ALPHA or `*`, then token characters) or a number.
+fn stands_bare_in_header(value: &str) -> bool {
     let mut chars = value.chars();
     match chars.next() {
         Some(c) if c.is_ascii_alphabetic() || c == '*' => chars.all(is_token_char),
@@ -19,6 +20,29 @@ fn stands_bare(value: &str) -> bool {
             value[1..].chars().all(|c| c.is_ascii_digit() || c == '.')
         }
         _ => false,
+    }
+}
+
+/// Whether `value` could be written bare in a call or a route file: the
+/// grammar's own `token` (ASCII_ALPHA, then ASCII letters, digits, `_`,
+/// `-`, `.`) or `number` (a sign, digits, at most one `.` with digits
+/// after it), grammar/routex.pest. Narrower than a header token: `a/b` or
+/// `a:b` must be quoted there.
+fn stands_bare_in_call(value: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mut chars = value.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() => {
+            chars.all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        }
+        Some(_) => {
+            let unsigned = value.strip_prefix(['-', '+']).unwrap_or(value);
+            match unsigned.split_once('.') {
+                Some((whole, fraction)) => digits(whole) && digits(fraction),
+                None => digits(unsigned),
+            }
+        }
+        None => false,
     }
 }
 
@@ -36,7 +60,11 @@ pub(crate) fn help(name: &str, value: &str, header: bool) -> Option<String> {
     if value.is_empty()
         || value.starts_with('"')
         || value.contains('=')
-        || stands_bare(value)
+        || if header {
+            stands_bare_in_header(value)
+        } else {
+            stands_bare_in_call(value)
+        }
         || value.len() > 256
     {
         return None;

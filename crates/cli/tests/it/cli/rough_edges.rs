@@ -79,6 +79,46 @@ fn a_value_that_cannot_stand_bare_gets_quoting_help_in_both_forms() {
     );
 }
 
+/// Each form judges a bare value by its own token rule: a header's RFC 8941
+/// token takes `/`, `:` and `*`, so the header accepts these values; the
+/// route-file and call grammar's `token` does not, so both get the help.
+#[test]
+fn quoting_help_follows_each_forms_own_token_rule() {
+    let dir = scratch("rough-edges-token-rule");
+    let file = dir.join("fleet.routes");
+    for value in ["a/b", "a:b", "x*y", "1.5.2"] {
+        let header = format!("pulsar;seed={value}");
+        if value == "1.5.2" {
+            // Not a header token either (it starts with a digit).
+            assert_eq!(routex(&["check", &header]).code, 1, "{header}");
+        } else {
+            let out = routex(&["check", &header]);
+            assert_eq!(out.code, 0, "{header}: {}", out.stdout);
+        }
+        let help = format!("quote the value: seed = \"{value}\" {WHY}");
+        let call = format!("pulsar(seed={value})");
+        let out = routex(&["check", "--format", "json", &call]);
+        let helps: Vec<String> = said(&out.stdout).into_iter().map(|(_, h)| h).collect();
+        assert_eq!(helps, std::slice::from_ref(&help), "{call}");
+        std::fs::write(
+            &file,
+            format!("default = round-robin\nmodel \"m\" = pulsar(seed = {value})\n"),
+        )
+        .expect("write");
+        let out = routex(&["lint", "--format", "json", file.to_str().expect("UTF-8")]);
+        let helps: Vec<String> = said(&out.stdout).into_iter().map(|(_, h)| h).collect();
+        assert_eq!(helps, [help], "route file with seed = {value}");
+    }
+    // What both grammars take bare gets no help, quoted or not.
+    for expr in [
+        "pulsar(seed=a.b-c_d)",
+        "pulsar;seed=a.b-c_d",
+        "pulsar(seed=\"a/b\")",
+    ] {
+        assert_eq!(routex(&["check", expr]).code, 0, "{expr}");
+    }
+}
+
 #[test]
 fn unavailable_names_the_model_and_its_methods_in_its_help() {
     let out = routex(&[
