@@ -257,7 +257,8 @@ fn check_arg(
 }
 
 /// `not_in_target`: `field` exists, but not in the stargate `target` the
-/// input is checked for; the help names the targets that accept it.
+/// input is checked for; the help names the targets that accept it and
+/// both ways to choose one: the flag and the project file's key.
 pub fn not_in_target(field: Field, target: Target, span: Span) -> Diagnostic {
     let accepted: Vec<&str> = field.targets().iter().map(|t| t.name()).collect();
     Diagnostic::new(
@@ -269,9 +270,9 @@ pub fn not_in_target(field: Field, target: Target, span: Span) -> Diagnostic {
         ),
     )
     .with_help(format!(
-        "accepted by stargate target {} (choose it with `--stargate {}`)",
+        "accepted by stargate target {} (choose it with `--stargate {chosen}`, or `stargate = \"{chosen}\"` in routex.toml)",
         accepted.join(", "),
-        accepted.last().copied().unwrap_or_default()
+        chosen = accepted.last().copied().unwrap_or_default()
     ))
 }
 

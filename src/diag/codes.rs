@@ -553,7 +553,7 @@ code_table! {
         origin: Routex,
         fixed: Some(REFUSED_AT_START),
         title: "the field exists in another stargate target than the one chosen",
-        description: "A field exists, but not in the stargate target the input is checked for (`--stargate`, docs/stargate.md 0.1): `last_cluster_affinity` in an lb-config.json or a route file checked for `widening`, whatever the algorithm. That stargate refuses the file at start-up; the message is its own (\"... config does not support field(s): ...\"), the help names the targets that accept the field. A request expression naming the field is `unknown_parameter` in every target: stargate's expression parser does not know it.",
-        help: "Check for the target your stargate runs (`--stargate sessions`), or remove the field when it runs the older state.",
+        description: "A field exists, but not in the stargate target the input is checked for (`--stargate`, docs/stargate.md 0.1): `last_cluster_affinity` in an lb-config.json or a route file checked for `widening`, whatever the algorithm. That stargate refuses the file at start-up; the message is its own (\"... config does not support field(s): ...\"), the help names the targets that accept the field and how to choose one (`--stargate`, or the `stargate` key of routex.toml). A request expression naming the field is `unknown_parameter` in every target: stargate's expression parser does not know it.",
+        help: "Check for the target your stargate runs (`--stargate sessions`, or `stargate = \"sessions\"` in routex.toml), or remove the field when it runs the older state.",
     }
 }

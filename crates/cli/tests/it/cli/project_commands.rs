@@ -193,6 +193,14 @@ fn diff_follows_the_target_and_levels_of_the_new_file() {
     );
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert_eq!(codes(&out.stdout), ["not_in_target"]);
+    // The help names both ways to choose the target: the flag and the key
+    // of the file that chose this one.
+    let doc = json(&out.stdout);
+    assert_eq!(
+        doc["diagnostics"][0]["help"],
+        "accepted by stargate target sessions (choose it with `--stargate sessions`, \
+         or `stargate = \"sessions\"` in routex.toml)"
+    );
     let out = routex_in(
         &dir,
         &["diff", "--stargate", "sessions", "old.routes", "new.routes"],
