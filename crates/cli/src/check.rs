@@ -2,7 +2,7 @@
 //! default or a configuration (`--config`, route file or lb-config.json).
 
 use super::input::read_text;
-use super::output::{self, emit, status, usage_error, Stream};
+use super::output::{self, emit, emit_counting, status, usage_error, Stream};
 use super::Format;
 use clap::{Args, ValueEnum};
 use routex::config::load_table_for;
@@ -109,8 +109,11 @@ pub fn run_check(args: &CheckArgs) -> i32 {
         }
         reports.push(report);
     }
+    // The project file's report is shown, but the summary counts only the
+    // expressions given.
     reports.extend(projects.reports());
-    emit(&reports, format, Stream::Stdout, "expression", false);
+    let given = args.exprs.len();
+    emit_counting(&reports, given, format, Stream::Stdout, "expression", false);
     status(&reports, args.deny_warnings)
 }
 
@@ -144,7 +147,7 @@ pub fn run_explain(args: &ExplainArgs) -> i32 {
     let mut reports = vec![report];
     reports.extend(projects.config_reports());
     if reports.iter().any(|r| !r.diagnostics.is_empty()) {
-        emit(&reports, format, Stream::Stderr, "expression", true);
+        emit_counting(&reports, 1, format, Stream::Stderr, "expression", true);
     }
     match explanation {
         Some(explanation) if !reports.iter().any(Report::has_errors) => {

@@ -49,9 +49,23 @@ pub fn usage_error(message: impl std::fmt::Display) -> i32 {
 }
 
 /// Renders `reports` in `format` to `stream`. The human format ends with a
-/// summary line counting `noun`s (e.g. "file", "expression") unless `quiet`
-/// is set and there is nothing to report.
+/// summary line counting `noun`s (e.g. "file", "expression"), one per
+/// report, unless `quiet` is set and there is nothing to report.
 pub fn emit(reports: &[Report], format: Format, stream: Stream, noun: &str, quiet: bool) {
+    emit_counting(reports, reports.len(), format, stream, noun, quiet);
+}
+
+/// [`emit`] with the summary counting `inputs` `noun`s: the expressions
+/// the user gave, when the project file's own report comes along but is
+/// no expression.
+pub fn emit_counting(
+    reports: &[Report],
+    inputs: usize,
+    format: Format,
+    stream: Stream,
+    noun: &str,
+    quiet: bool,
+) {
     let text = match format {
         Format::Human => {
             let mut text = human::render(reports, human_style(stream));
@@ -60,7 +74,7 @@ pub fn emit(reports: &[Report], format: Format, stream: Stream, noun: &str, quie
                 if !text.is_empty() {
                     text.push('\n');
                 }
-                text.push_str(&human::summary(errors, warnings, reports.len(), noun));
+                text.push_str(&human::summary(errors, warnings, inputs, noun));
             }
             text
         }

@@ -270,3 +270,35 @@ fn decide_and_sim_check_follow_the_target() {
     );
     assert!(!has_target_error(&out), "{}", out.stdout);
 }
+
+/// The project file's own findings are shown, but `check` and `explain`
+/// count only the expressions given (docs/cli.md "Output formats").
+#[test]
+fn the_summary_counts_the_expressions_given_not_the_project_file() {
+    let dir = scratch("project-summary");
+    write(&dir, "routex.toml", "formt = \"json\"\n");
+    let out = routex_in(&dir, &["check", "round-robin"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("unknown_setting"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .ends_with("1 error, 0 warnings in 1 expression\n"),
+        "{}",
+        out.stdout
+    );
+    let out = routex_in(&dir, &["check", "round-robin", "powerOf2"]);
+    assert!(
+        out.stdout
+            .ends_with("1 error, 1 warning in 2 expressions\n"),
+        "{}",
+        out.stdout
+    );
+    let out = routex_in(&dir, &["explain", "round-robin"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .ends_with("1 error, 0 warnings in 1 expression\n"),
+        "{}",
+        out.stderr
+    );
+}
