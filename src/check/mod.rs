@@ -18,7 +18,7 @@ pub use expr::Checked;
 use expr::{check_expr, Context};
 use std::sync::{Arc, LazyLock};
 
-pub use explain::{implications, provenance, Implication};
+pub use explain::{default_follows, implications, provenance, Implication, Place};
 pub(crate) use routes::shadowed_allow;
 pub use routes::{check_route_ast, check_route_ast_for, check_route_file, check_route_file_for};
 pub use suggest::did_you_mean;
@@ -269,20 +269,51 @@ pub fn check_expression_for(
     (compiled.map(|(definition, _)| definition), report)
 }
 
-/// Where a resolved field's value came from (`routex explain`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Where a resolved field's value came from (`routex explain`, `routex
+/// diff`): one vocabulary for both commands and their JSON documents
+/// (docs/cli.md "Provenance").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Provenance {
-    /// Set nowhere: the field's default.
+    /// Set nowhere: the field's default (for a default defined as another
+    /// field's value, [`default_follows`] names that field).
     Default,
     /// Set by the configured definition (lb-config.json entry or route-file
-    /// expression) the request expression merged onto.
-    Config,
+    /// expression) the request expression merged onto, written at this
+    /// place.
+    Config(Place),
     /// Set by the request expression itself.
     Expression,
     /// Forced by another field's value over what the field was given
     /// ([`Explanation::implied`] says by what).
     Implied,
+}
+
+impl Provenance {
+    /// The JSON spelling: `default`, `expression`, `implied`, or the
+    /// place's ([`Place::name`], such as `model_entry`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Provenance::Default => "default",
+            Provenance::Config(place) => place.name(),
+            Provenance::Expression => "expression",
+            Provenance::Implied => "implied",
+        }
+    }
+
+    /// The human spelling: the JSON words, a place's with spaces
+    /// ([`Place::label`], such as `model entry`).
+    pub const fn label(self) -> &'static str {
+        match self {
+            Provenance::Config(place) => place.label(),
+            other => other.name(),
+        }
+    }
+}
+
+impl serde::Serialize for Provenance {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
 }
 
 /// A resolved policy with the provenance of each field (by IR field name).
@@ -319,12 +350,25 @@ pub fn explain_expression_for(
 ) -> (Option<Explanation>, Report) {
     let table = table.unwrap_or_else(|| shared_permissive(target));
     let (compiled, report) = compile_with_report(source_name, text, table, model);
-    let explanation = compiled.map(|(definition, checked)| Explanation {
-        provenance: provenance(&definition.policy, &checked),
-        implied: implications(&checked),
-        definition,
+    let explanation = compiled.map(|(definition, checked)| {
+        let place = base_place(table, model, checked.config.algorithm);
+        Explanation {
+            provenance: provenance(&definition.policy, &checked, place),
+            implied: implications(&checked, place),
+            definition,
+        }
     });
     (explanation, report)
+}
+
+/// Where the definition [`resolve_base`] finds is written. An algorithm
+/// that does not resolve has no base to credit: its place is never named.
+fn base_place(table: &RouteTable, model: Option<&str>, algorithm: Algorithm) -> Place {
+    let resolution = match model {
+        Some(m) => table.resolve(m, algorithm),
+        None => table.resolve_unlisted(algorithm),
+    };
+    resolution.map_or(Place::DefaultEntry, |r| Place::of(&r))
 }
 
 /// The definition and what the checker saw (for provenance), when `text`

@@ -17,56 +17,14 @@ mod rejected;
 pub use locate::{locate, Locations};
 pub use rejected::{RejectedClass, RejectionCause};
 
+pub use crate::check::Place;
+
 use crate::check::expr::Checked;
 use crate::check::{Implication, Provenance};
 use crate::ir::{Algorithm, Definition, Origin, Resolution, RouteTable, SetKind};
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::sync::Arc;
-
-/// Where a resolved definition comes from in its file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Place {
-    /// The model's own entry under `models` (its configured algorithm).
-    ModelEntry,
-    /// The model entry's own `request_algorithms` (route file: its `allow`).
-    ModelRequestAlgorithms,
-    /// The top-level `request_algorithms` (route file: top-level `allow`).
-    RequestAlgorithms,
-    /// The top-level `default`, for models without an entry.
-    DefaultEntry,
-}
-
-impl Place {
-    fn of(resolution: &Resolution<'_>) -> Place {
-        match (resolution.set, resolution.origin) {
-            (SetKind::Model, Origin::Configured) => Place::ModelEntry,
-            (SetKind::Model, Origin::SetRequestAlgorithms) => Place::ModelRequestAlgorithms,
-            (SetKind::Default, Origin::Configured) => Place::DefaultEntry,
-            (_, _) => Place::RequestAlgorithms,
-        }
-    }
-
-    /// The JSON spelling (`model_entry`, ...).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Place::ModelEntry => "model_entry",
-            Place::ModelRequestAlgorithms => "model_request_algorithms",
-            Place::RequestAlgorithms => "request_algorithms",
-            Place::DefaultEntry => "default_entry",
-        }
-    }
-
-    /// The human spelling (`model entry`, ...).
-    pub const fn label(self) -> &'static str {
-        match self {
-            Place::ModelEntry => "model entry",
-            Place::ModelRequestAlgorithms => "model request_algorithms",
-            Place::RequestAlgorithms => "request_algorithms",
-            Place::DefaultEntry => "default entry",
-        }
-    }
-}
 
 /// One side of an algorithm's comparison: the definition a method naming
 /// it resolves to, where it is written, and each field's provenance.
@@ -95,25 +53,30 @@ impl Side {
             set_by_expression: Vec::new(),
             policy: None,
         };
+        let place = Place::of(&resolution);
         Side {
-            place: Place::of(&resolution),
-            provenance: crate::check::provenance(&definition.policy, &checked),
-            implied: crate::check::implications(&checked),
+            place,
+            provenance: crate::check::provenance(&definition.policy, &checked, place),
+            implied: crate::check::implications(&checked, place),
             fields: fields_of(&definition),
             definition,
         }
     }
 
-    /// Where a field's value comes from: the place for a configured value,
-    /// explain's name otherwise (`default`, or a derivation).
+    /// Where a field's value comes from, as `explain` names it: the place
+    /// for a configured value, `default` (following another field when its
+    /// default is that field's value), or what implies it.
     pub fn source(&self, field: &str) -> FieldSource {
         match self.provenance.get(field) {
-            Some(Provenance::Config) => FieldSource::Place(self.place),
+            Some(Provenance::Config(place)) => FieldSource::Place(*place),
             Some(Provenance::Implied) => FieldSource::Implied {
                 by: self.implied.get(field).map_or("", |i| i.by),
             },
+            Some(Provenance::Default) | None => match crate::check::default_follows(field) {
+                Some(of) => FieldSource::Follows { of },
+                None => FieldSource::Explain(Provenance::Default),
+            },
             Some(other) => FieldSource::Explain(*other),
-            None => FieldSource::Explain(Provenance::Default),
         }
     }
 }
@@ -142,35 +105,47 @@ pub enum FieldSource {
         /// `consider_kv_free_tokens` for `require_input_tokens`).
         by: &'static str,
     },
+    /// Not set, with a default defined as another field's value
+    /// (`band_widen_interval_ms` follows `cache_affinity_wait_ms`): the
+    /// value changes with that field's.
+    Follows {
+        /// The IR name of the field whose value the default is.
+        of: &'static str,
+    },
     /// Not set: explain's provenance (`default`).
     Explain(Provenance),
 }
 
 impl FieldSource {
-    /// The JSON spelling.
+    /// The JSON spelling, [`Provenance::name`]'s (a followed default is
+    /// `default`; the document says what it follows in `follows`).
     pub fn name(self) -> String {
         match self {
             FieldSource::Place(place) => place.name().to_string(),
-            FieldSource::Implied { .. } => provenance_name(Provenance::Implied),
-            FieldSource::Explain(p) => provenance_name(p),
+            FieldSource::Implied { .. } => Provenance::Implied.name().to_string(),
+            FieldSource::Follows { .. } => Provenance::Default.name().to_string(),
+            FieldSource::Explain(p) => p.name().to_string(),
         }
     }
 
-    /// The human spelling.
+    /// The field a followed default follows, else `None`.
+    pub fn follows(self) -> Option<&'static str> {
+        match self {
+            FieldSource::Follows { of } => Some(of),
+            _ => None,
+        }
+    }
+
+    /// The human spelling, [`Provenance::label`]'s, with what implies the
+    /// value or what a default follows (`default, follows
+    /// cache_affinity_wait_ms`).
     pub fn label(self) -> String {
         match self {
             FieldSource::Place(place) => place.label().to_string(),
             FieldSource::Implied { by } => format!("implied by {by}"),
-            FieldSource::Explain(p) => provenance_name(p),
+            FieldSource::Follows { of } => format!("default, follows {of}"),
+            FieldSource::Explain(p) => p.label().to_string(),
         }
-    }
-}
-
-/// explain's own name of a provenance (`default`, ...).
-fn provenance_name(provenance: Provenance) -> String {
-    match serde_json::to_value(provenance) {
-        Ok(Value::String(name)) => name,
-        _ => "default".to_string(),
     }
 }
 

@@ -89,11 +89,17 @@ fn algorithm_value(a: &AlgorithmDiff) -> Value {
                 .keys()
                 .map(|k| (k.clone(), Value::String(r.source(k).name())))
                 .collect();
+            let follows: Map<String, Value> = r
+                .provenance
+                .keys()
+                .filter_map(|k| Some((k.clone(), r.source(k).follows()?.into())))
+                .collect();
             json!({
                 "from": r.place.name(),
                 "policy": r.definition.policy,
                 "provenance": provenance,
                 "implied": r.implied,
+                "follows": follows,
             })
         }
     };
@@ -101,10 +107,17 @@ fn algorithm_value(a: &AlgorithmDiff) -> Value {
         .changes
         .iter()
         .map(|c| {
+            let end = |(value, source): &(Value, crate::diff::FieldSource)| {
+                let mut end = json!({"value": value, "from": source.name()});
+                if let Some(of) = source.follows() {
+                    end["follows"] = of.into();
+                }
+                end
+            };
             json!({
                 "field": c.field,
-                "before": {"value": c.before.0, "from": c.before.1.name()},
-                "after": {"value": c.after.0, "from": c.after.1.name()},
+                "before": end(&c.before),
+                "after": end(&c.after),
             })
         })
         .collect();
@@ -237,7 +250,11 @@ fn algorithm_block(out: &mut String, a: &AlgorithmDiff) {
                 side.fields
                     .iter()
                     .filter(|(field, _)| {
-                        !matches!(side.source(field), crate::diff::FieldSource::Explain(_))
+                        !matches!(
+                            side.source(field),
+                            crate::diff::FieldSource::Explain(_)
+                                | crate::diff::FieldSource::Follows { .. }
+                        )
                     })
                     .map(|(field, value)| {
                         [field.clone(), display(value), side.source(field).label()]

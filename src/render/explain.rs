@@ -3,21 +3,33 @@
 //! An implied value (docs/cli.md "routex explain") names what implies it
 //! and what the field itself was given.
 
-use crate::check::{Explanation, Implication, Provenance};
+use crate::check::{default_follows, Explanation, Implication, Provenance};
 use serde_json::{json, Value};
 
 /// Version of the JSON document (its `"version"` member).
 const VERSION: u32 = 1;
 
 /// `{"version": 1, "policy": IR, "provenance": {field: origin},
-/// "implied": {field: implication}}`.
+/// "implied": {field: implication}, "follows": {field: field}}`.
 pub fn to_value(explanation: &Explanation) -> Value {
     json!({
         "version": VERSION,
         "policy": explanation.definition.policy,
         "provenance": explanation.provenance,
         "implied": explanation.implied,
+        "follows": follows(explanation),
     })
+}
+
+/// The defaulted fields whose default is another field's value, with that
+/// field (`band_widen_interval_ms`: `cache_affinity_wait_ms`).
+fn follows(explanation: &Explanation) -> serde_json::Map<String, Value> {
+    explanation
+        .provenance
+        .iter()
+        .filter(|(_, p)| **p == Provenance::Default)
+        .filter_map(|(field, _)| Some((field.clone(), default_follows(field)?.into())))
+        .collect()
 }
 
 /// [`to_value`]'s document pretty-printed, with a trailing newline.
@@ -34,8 +46,10 @@ pub struct Row {
     pub field: String,
     /// The resolved value as JSON text (`2`, `"ttft"`), or `unset`.
     pub value: String,
-    /// `default`, `config`, `expression`, or for an implied value
-    /// `implied by FIELD from ORIGIN; ORIGIN set VALUE`.
+    /// `default` (`default, follows FIELD` for a default defined as another
+    /// field's value), the place that sets it (`model entry`, ...),
+    /// `expression`, or for an implied value `implied by FIELD from ORIGIN;
+    /// ORIGIN set VALUE` (docs/cli.md "Provenance").
     pub from: String,
 }
 
@@ -52,16 +66,16 @@ pub fn rows(explanation: &Explanation) -> Vec<Row> {
                 if crate::ir::Field::from_name(field).is_none() {
                     continue;
                 }
+                let provenance = explanation.provenance.get(field).copied();
                 let from = match explanation.implied.get(field) {
                     Some(implication) => implied_by(implication),
-                    None => provenance_name(
-                        explanation
-                            .provenance
-                            .get(field)
-                            .copied()
-                            .unwrap_or(Provenance::Default),
-                    )
-                    .to_string(),
+                    None => match provenance.unwrap_or(Provenance::Default) {
+                        Provenance::Default => match default_follows(field) {
+                            Some(of) => format!("default, follows {of}"),
+                            None => "default".to_string(),
+                        },
+                        other => other.label().to_string(),
+                    },
                 };
                 rows.push(Row {
                     field: field.clone(),
@@ -111,25 +125,16 @@ fn display_value(value: &Value) -> String {
     }
 }
 
-/// `implied by consider_kv_free_tokens from config; expression set false`
-/// (`default false` when nothing set it).
+/// `implied by consider_kv_free_tokens from model entry; expression set
+/// false` (`default false` when nothing set it).
 fn implied_by(implication: &Implication) -> String {
     let given = match implication.configured_from {
         Provenance::Default => format!("default {}", implication.configured),
-        other => format!("{} set {}", provenance_name(other), implication.configured),
+        other => format!("{} set {}", other.label(), implication.configured),
     };
     format!(
         "implied by {} from {}; {given}",
         implication.by,
-        provenance_name(implication.by_from)
+        implication.by_from.label()
     )
-}
-
-fn provenance_name(provenance: Provenance) -> &'static str {
-    match provenance {
-        Provenance::Default => "default",
-        Provenance::Config => "config",
-        Provenance::Expression => "expression",
-        Provenance::Implied => "implied",
-    }
 }

@@ -105,6 +105,26 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
         implied.map(|c| c.after.1.label()).as_deref(),
         Some("implied by consider_kv_free_tokens")
     );
+    // Unset on both sides: it follows cache_affinity_wait_ms.
+    assert!(rows.contains(&row(
+        "band_widen_interval_ms",
+        json!(300),
+        "default",
+        json!(400),
+        "default"
+    )));
+    let follows = pww
+        .changes
+        .iter()
+        .find(|c| c.field == "band_widen_interval_ms")
+        .map(|c| (c.before.1.label(), c.after.1.follows()));
+    assert_eq!(
+        follows,
+        Some((
+            "default, follows cache_affinity_wait_ms".to_string(),
+            Some("cache_affinity_wait_ms")
+        ))
+    );
     // Unchanged fields are not listed.
     assert!(rows
         .iter()
@@ -272,6 +292,54 @@ fn provenance_only_changes_are_not_behaviour_changes() {
         FieldSource::Explain(routex::check::Provenance::Default)
     );
     assert_eq!(n.after.1, FieldSource::Place(Place::ModelEntry));
+}
+
+/// A band_widen_interval_ms set on one side only: the defaulted side says
+/// it follows cache_affinity_wait_ms, the set side names its place.
+#[test]
+fn a_defaulted_band_widen_interval_follows_the_affinity_wait() {
+    let load = |text: &str| load_table("lb-config.json", text).0.expect("builds");
+    let old = load(
+        r#"{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "cache_affinity_wait_ms": 300}}}"#,
+    );
+    let new = load(
+        r#"{"models": {"m": {"algorithm": "pulsar-wait-and-widen", "cache_affinity_wait_ms": 300,
+            "band_widen_interval_ms": 300}}}"#,
+    );
+    let diff = diff_tables(&old, &new);
+    let pww = algorithm(set(&diff, Some("m")), Algorithm::PulsarWaitAndWiden);
+    let labels: Vec<_> = pww
+        .changes
+        .iter()
+        .map(|c| (c.field.as_str(), c.before.1.label(), c.after.1.label()))
+        .collect();
+    // The same 300 either way, but a set interval keeps pacing the bands
+    // when the effective wait drops to 0 (docs/stargate.md 3.10): the IR's
+    // band_widen_interval_is_default changes too.
+    assert_eq!(
+        labels,
+        [
+            (
+                "band_widen_interval_ms",
+                "default, follows cache_affinity_wait_ms".to_string(),
+                "model entry".to_string()
+            ),
+            (
+                "band_widen_interval_is_default",
+                "default".to_string(),
+                "default".to_string()
+            )
+        ]
+    );
+    assert!(pww.changes_behaviour());
+    let back = diff_tables(&new, &old);
+    let pww = algorithm(set(&back, Some("m")), Algorithm::PulsarWaitAndWiden);
+    assert_eq!(
+        pww.changes[0].after.1,
+        FieldSource::Follows {
+            of: "cache_affinity_wait_ms"
+        }
+    );
 }
 
 /// Expressions of every algorithm: method only, one bound alone, both.

@@ -3,7 +3,8 @@
 
 use super::table;
 use routex::check::{
-    check_expression, compile_request_expression, explain_expression, permissive_table, Provenance,
+    check_expression, compile_request_expression, explain_expression, permissive_table, Place,
+    Provenance,
 };
 use routex::diag::Code;
 use routex::ir::Algorithm;
@@ -110,8 +111,11 @@ fn explain_records_provenance() {
     assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
     let e = e.unwrap();
     assert_eq!(e.provenance["ttft_bucket_size_ms"], Provenance::Expression);
-    assert_eq!(e.provenance["seed"], Provenance::Config);
-    assert_eq!(e.provenance["n"], Provenance::Config);
+    // An unlisted model's wait-and-widen is the top-level request_algorithms
+    // entry: that is where the configured values are written.
+    let configured = Provenance::Config(Place::RequestAlgorithms);
+    assert_eq!(e.provenance["seed"], configured);
+    assert_eq!(e.provenance["n"], configured);
     assert_eq!(e.provenance["comparator"], Provenance::Default);
     assert_eq!(e.provenance["max_input_work_seconds"], Provenance::Default);
     assert_eq!(e.provenance["last_cluster_affinity"], Provenance::Default);
@@ -137,4 +141,41 @@ fn a_compile_returns_every_error_and_the_check_the_same_ones() {
         .filter(|d| d.is_error())
         .collect();
     assert_eq!(errors, checked);
+}
+
+/// A configured value is named after the place that writes it, in the
+/// words `routex diff` uses: the model's entry, its own request_algorithms,
+/// the top-level request_algorithms, or the default entry.
+#[test]
+fn explain_names_the_place_that_sets_a_value() {
+    let table = table(
+        r#"{"default": "pulsar", "request_algorithms": {"pulsar": {"algorithm": "pulsar", "seed": "top"},
+            "random": {"algorithm": "random"}},
+            "models": {"m": {"algorithm": "wait-and-widen", "seed": "own",
+                "request_algorithms": {"pulsar": {"algorithm": "pulsar", "seed": "req"}}}}}"#,
+    );
+    let seed_from = |expr: &str, model: Option<&str>| {
+        let (e, report) = explain_expression("arg:1", expr, Some(&table), model);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        e.unwrap().provenance["seed"]
+    };
+    let place = |p| Some(Provenance::Config(p));
+    assert_eq!(
+        Some(seed_from("wait-and-widen(n=2)", Some("m"))),
+        place(Place::ModelEntry)
+    );
+    assert_eq!(
+        Some(seed_from("pulsar", Some("m"))),
+        place(Place::ModelRequestAlgorithms)
+    );
+    // A model without an entry gets `default` (no seed: the default's).
+    assert_eq!(seed_from("pulsar", None), Provenance::Default);
+    let (e, _) = explain_expression("arg:1", "pulsar", Some(&table), Some("m"));
+    let json = routex::render::explain::to_value(&e.unwrap());
+    assert_eq!(json["provenance"]["seed"], "model_request_algorithms");
+    assert_eq!(Provenance::Config(Place::ModelEntry).label(), "model entry");
+    assert_eq!(
+        Provenance::Config(Place::DefaultEntry).name(),
+        "default_entry"
+    );
 }

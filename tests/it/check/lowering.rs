@@ -2,7 +2,9 @@
 //! algorithm (snapshots under snapshots/check/).
 
 use super::{compile, table};
-use routex::check::{build_policy, implications, provenance, Implication, Provenance};
+use routex::check::{
+    build_policy, default_follows, implications, provenance, Implication, Place, Provenance,
+};
 use routex::ir::{Algorithm, AlgorithmConfig, FieldSet, Settings};
 
 fn snapshot_settings() -> insta::Settings {
@@ -124,12 +126,23 @@ fn provenance_names_default_config_and_expression() {
     );
     assert!(diags.is_empty(), "{diags:?}");
     let checked = checked.unwrap();
-    let p = provenance(checked.policy.as_ref().unwrap(), &checked);
+    let p = provenance(
+        checked.policy.as_ref().unwrap(),
+        &checked,
+        Place::ModelEntry,
+    );
     let get = |k: &str| p.get(k).copied();
+    let config = Some(Provenance::Config(Place::ModelEntry));
     assert_eq!(get("n"), Some(Provenance::Expression));
-    assert_eq!(get("seed"), Some(Provenance::Config));
-    assert_eq!(get("cache_affinity_wait_ms"), Some(Provenance::Config));
-    assert_eq!(get("band_widen_interval_ms"), Some(Provenance::Config));
+    assert_eq!(get("seed"), config);
+    assert_eq!(get("cache_affinity_wait_ms"), config);
+    // Unset: its default, which is cache_affinity_wait_ms's value.
+    assert_eq!(get("band_widen_interval_ms"), Some(Provenance::Default));
+    assert_eq!(
+        default_follows("band_widen_interval_ms"),
+        Some("cache_affinity_wait_ms")
+    );
+    assert_eq!(default_follows("cache_affinity_wait_ms"), None);
     // Default false, made true by the expression's consider_kv_free_tokens.
     assert_eq!(get("require_input_tokens"), Some(Provenance::Implied));
     assert_eq!(get("max_queued"), Some(Provenance::Default));
@@ -138,7 +151,7 @@ fn provenance_names_default_config_and_expression() {
     // Every IR field has one.
     assert_eq!(get("last_cluster_affinity"), Some(Provenance::Default));
     assert_eq!(p.len(), 20, "{p:?}");
-    let implied = implications(&checked);
+    let implied = implications(&checked, Place::ModelEntry);
     assert_eq!(implied.len(), 1, "{implied:?}");
     assert_eq!(
         implied["require_input_tokens"],
