@@ -95,6 +95,25 @@ fn route_pww(c: &mut Criterion) {
             })
         });
     }
+    // The same decision path with the flag off and on: requests that go
+    // to their primary at once, and the same requests returning to it.
+    let (plain, returning) = inputs::primary_requests(&router, &requests, &clusters);
+    for (name, table_router, requests) in [
+        ("route/pww_20_clusters_primary", &router, plain),
+        (
+            "route/pww_20_clusters_returning_primary",
+            &sessions,
+            returning,
+        ),
+    ] {
+        let mut i = 0;
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                i = (i + 1) % requests.len();
+                table_router.route(&requests[i], &clusters, &mut rng, &mut scratch)
+            })
+        });
+    }
 }
 
 /// Each thread's requests: its own 64 affinity keys (as request threads

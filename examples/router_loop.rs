@@ -25,7 +25,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 const OPERATIONS: &str =
-    "reference | resolve-hit | route-pww | route-pww-sessions | route-pww-returning | route-view | stats-report | \
+    "reference | resolve-hit | route-pww | route-pww-sessions | route-pww-returning | route-pww-primary | \
+route-pww-returning-primary | route-view | stats-report | \
 new-key-below-cap | new-key-past-cap | threads-same-T | threads-own-T (T threads)";
 
 fn main() {
@@ -100,6 +101,24 @@ fn main() {
             let router = Router::new(inputs::sessions_table());
             let clusters = inputs::clusters();
             let requests = inputs::returning_requests(&requests, &clusters);
+            for i in 0..n {
+                let r = &requests[i % requests.len()];
+                black_box(router.route(r, &clusters, &mut rng, &mut scratch).ok());
+            }
+        }
+        "route-pww-primary" | "route-pww-returning-primary" => {
+            // The requests that go to their primary at once, with the flag
+            // off, or returning to that primary with the flag on: the same
+            // decision path, so the difference is the classification and
+            // the reorder alone.
+            let clusters = inputs::clusters();
+            let off = Router::new(table());
+            let (plain, returning) = inputs::primary_requests(&off, &requests, &clusters);
+            let (router, requests) = if operation == "route-pww-primary" {
+                (off, plain)
+            } else {
+                (Router::new(inputs::sessions_table()), returning)
+            };
             for i in 0..n {
                 let r = &requests[i % requests.len()];
                 black_box(router.route(r, &clusters, &mut rng, &mut scratch).ok());

@@ -143,3 +143,39 @@ pub fn view(pending: u64) -> (CandidateView, Vec<BackendStats>) {
     }
     (view, reports)
 }
+
+/// The requests that `router` (flag off) sends to their primary cluster at
+/// once, twice: as they are, and as returning sessions whose last cluster
+/// is that primary. Under a table with `last_cluster_affinity` on, the
+/// second set takes the same decision path as the first does with the flag
+/// off (the promoted cluster is already rank 1), so the difference between
+/// the two is the classification and the reorder alone.
+#[allow(dead_code)]
+pub fn primary_requests<'a>(
+    router: &routex::router::Router,
+    requests: &[RouteRequest<'a>],
+    clusters: &'a [ClusterSnapshot],
+) -> (Vec<RouteRequest<'a>>, Vec<RouteRequest<'a>>) {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = routex::balancer::Scratch::default();
+    let mut plain = Vec::new();
+    let mut returning = Vec::new();
+    for r in requests {
+        if let Ok(routex::balancer::Decision::Selected(choice)) =
+            router.route(r, clusters, &mut rng, &mut scratch)
+        {
+            if choice.rank_depth == 1 {
+                plain.push(r.clone());
+                let mut back = r.clone();
+                back.request.last_cluster_id = Some(clusters[choice.index].id.as_str());
+                returning.push(back);
+            }
+        }
+    }
+    assert!(
+        !plain.is_empty(),
+        "some request goes to its primary at once"
+    );
+    (plain, returning)
+}

@@ -158,3 +158,25 @@ fn the_routers_session_counts_outlive_targets() {
         1
     );
 }
+
+/// A returning session whose last cluster is already its key's primary
+/// decides exactly as the same request without the flag: the promotion is
+/// a no-op, so the same decision path (benches/router.rs's
+/// `_returning_primary` case compares the two).
+#[test]
+fn returning_to_the_primary_decides_as_without_the_flag() {
+    let router = router();
+    let mut compared = 0;
+    for k in 0..64 {
+        let key = format!("key-{k}");
+        let Decision::Selected(off) = route(&router, "plain", Some(&key), None) else {
+            continue;
+        };
+        assert_eq!(off.rank_depth, 1, "all clusters free: the primary");
+        let last = format!("c{}", off.index);
+        let on = route(&router, "chat", Some(&key), Some(&last));
+        assert_eq!(on, Decision::Selected(off), "{key} returning to {last}");
+        compared += 1;
+    }
+    assert_eq!(compared, 64);
+}
