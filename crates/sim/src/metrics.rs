@@ -11,6 +11,9 @@ pub enum Outcome {
     NoRoute,
     RetriesExhausted,
     TimedOut,
+    /// Refused by input-work admission (`max_input_work_seconds`,
+    /// docs/stargate.md 3.9): a 503 before any decision.
+    InputWorkRejected,
 }
 
 /// What a run remembers of one request.
@@ -83,6 +86,10 @@ pub struct RunMetrics {
     pub no_route: u64,
     pub retries_exhausted: u64,
     pub timed_out: u64,
+    /// Requests refused by input-work admission (`max_input_work_seconds`):
+    /// 503 `input_work_limit_exceeded` or `input_work_capacity_unavailable`.
+    #[serde(default)]
+    pub input_work_rejected: u64,
     pub mismatch_rejections: u64,
     pub mean_route_attempts: f64,
     /// Share of succeeded requests whose routing delay was at least 300 ms / 1 s.
@@ -204,6 +211,7 @@ pub fn summarize(
         no_route: count(Outcome::NoRoute),
         retries_exhausted: count(Outcome::RetriesExhausted),
         timed_out: count(Outcome::TimedOut),
+        input_work_rejected: count(Outcome::InputWorkRejected),
         mismatch_rejections: measured
             .iter()
             .map(|r| u64::from(r.mismatch_rejections))

@@ -28,6 +28,7 @@ pub const METRICS: &[&str] = &[
     "no_route",
     "retries_exhausted",
     "timed_out",
+    "input_work_rejected",
     "mismatch_rejections",
     "mean_route_attempts",
     "waited_300ms",
@@ -322,6 +323,30 @@ pub fn table(p: &Prepared, runs: &[RunOutput]) -> String {
             med("peak_to_mean").0,
         );
     }
+    s.push_str(&input_work_note(p, runs));
+    s
+}
+
+/// The cells where input-work admission (`max_input_work_seconds`)
+/// refused requests, one line each (median over seeds, [min-max]); empty
+/// when none did, so a table without the field keeps its layout.
+fn input_work_note(p: &Prepared, runs: &[RunOutput]) -> String {
+    let mut s = String::new();
+    for (policy, rate, group) in cells(runs) {
+        let v: Vec<f64> = group
+            .iter()
+            .map(|r| r.result.metrics.input_work_rejected as f64)
+            .collect();
+        let (median, lo, hi) = median_min_max(&v);
+        if hi > 0.0 {
+            let _ = writeln!(
+                s,
+                "input-work 503: {} at {}: {median:.0} [{lo:.0}-{hi:.0}] requests refused by max_input_work_seconds before any decision",
+                p.policies[policy].name,
+                rate_text(rate),
+            );
+        }
+    }
     s
 }
 
@@ -339,6 +364,7 @@ Each row is one (policy, offered rate) cell: the median over its seeds; goodput 
   reuse%     share of succeeded requests' input tokens served from cache; equal to hit% when every hit reuses the
              whole prompt and prompts have one size (engine v1 caches a key's whole prompt; workload R has one size)
   429        queue-mismatch rejections; timeout: requests the client abandoned; no-route: requests no backend took
+             (a policy with max_input_work_seconds: its 503s before any decision are listed under the table)
   offpri%    share served off their key's primary backend; cross%: served outside their entry router's region
   peak/mean  requests served by the busiest backend over the mean per backend
 ";
@@ -376,6 +402,7 @@ pub fn table_per_seed(p: &Prepared, runs: &[RunOutput]) -> String {
             r.wall_ms,
         );
     }
+    s.push_str(&input_work_note(p, runs));
     s
 }
 

@@ -61,9 +61,14 @@ impl PolicyKind {
             } => Balancer::legacy_band_walk(settings, *initial_wait_ms),
             PolicyKind::Baseline(b) => return super::routers::peers::instantiate(b, engine),
         };
+        let admission = match self {
+            PolicyKind::Core(p) if p.admission.max_input_work_seconds.is_some() => Some(p.clone()),
+            _ => None,
+        };
         Box::new(CoreRouter {
             balancer,
             wake: self.wake_rule(),
+            admission,
         })
     }
 

@@ -14,6 +14,8 @@ use crate::time::Micros;
 use rand::RngCore;
 
 use routex::balancer::{Balancer, ClusterSnapshot, Decision, Membership, Request, Scratch};
+use routex::ir::Policy;
+use routex::router::check_input_work;
 
 pub mod peers;
 
@@ -45,6 +47,13 @@ pub trait SimRouter {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision;
+
+    /// Input-work admission before each decision (docs/stargate.md 2.2
+    /// step 3 and 3.9): `false` refuses the request with a 503. Only
+    /// stargate's routers with `max_input_work_seconds` set refuse.
+    fn admits(&self, _ask: &Ask<'_>, _view: &[ClusterSnapshot]) -> bool {
+        true
+    }
 
     /// The request was sent to `backend` (block-aware routers index it).
     fn dispatched(&mut self, _ask: &Ask<'_>, _backend: usize) {}
@@ -88,6 +97,9 @@ pub trait SimRouter {
 pub struct CoreRouter {
     pub balancer: Balancer,
     pub wake: WakeRule,
+    /// The policy, when it sets `max_input_work_seconds` (the core's
+    /// admission check reads its settings); `None` admits everything.
+    pub admission: Option<Policy>,
 }
 
 impl SimRouter for CoreRouter {
@@ -104,5 +116,11 @@ impl SimRouter for CoreRouter {
 
     fn wake_mask(&self, ask: &Ask<'_>, view: &[ClusterSnapshot], scratch: &mut Scratch) -> u64 {
         wake_mask(self.wake, &self.balancer, view, &ask.request, scratch)
+    }
+
+    fn admits(&self, ask: &Ask<'_>, view: &[ClusterSnapshot]) -> bool {
+        self.admission
+            .as_ref()
+            .is_none_or(|policy| check_input_work(policy, &ask.request, view).is_ok())
     }
 }

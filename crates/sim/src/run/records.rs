@@ -83,7 +83,11 @@ impl Sim<'_> {
             "an engine is busy after the run"
         );
         debug_assert_eq!(
-            metrics.succeeded + metrics.no_route + metrics.retries_exhausted + metrics.timed_out,
+            metrics.succeeded
+                + metrics.no_route
+                + metrics.retries_exhausted
+                + metrics.timed_out
+                + metrics.input_work_rejected,
             metrics.measured
         );
         RunResult {

@@ -124,8 +124,12 @@ impl Sim<'_> {
             now: self.now,
             membership: self.views[router].membership(),
         };
-        self.stats.decisions += 1;
         let view = self.views[router].snapshots();
+        if !self.routers[router].admits(&ask, view) {
+            // stargate answers 503 at once: no retry, no decision.
+            return self.resolve(i, Outcome::InputWorkRejected);
+        }
+        self.stats.decisions += 1;
         let decider = &mut self.routers[router];
         let decision = decider.decide(&ask, view, &mut self.lb_rngs[router], &mut self.scratch);
         let elapsed = self.now - p.arrival;

@@ -21,7 +21,7 @@ use super::workload::trace::{Limits, Trace, TraceSpec};
 use super::workload::{WorkloadSource, WorkloadSpec};
 use indexmap::IndexMap;
 use routex::diag::{Code, Diagnostic, Report, Severity, Span};
-use routex::ir::{RouteTable, Settings, Target};
+use routex::ir::{RouteTable, Target};
 use serde::{Deserialize, Serialize};
 use spans::Spans;
 use std::path::Path;
@@ -613,25 +613,6 @@ fn compile_policies(
 /// Rules of A10.1 the core itself does not enforce.
 fn simulator_checks(kind: &PolicyKind, whole: Span) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let (admission, _kv) = match kind {
-        PolicyKind::Core(p) => (
-            p.admission.max_input_work_seconds.is_some(),
-            match &p.settings {
-                Settings::Pulsar(s) => s.consider_kv_free_tokens,
-                Settings::PulsarWaitAndWiden(s) => s.consider_kv_free_tokens,
-                _ => false,
-            },
-        ),
-        PolicyKind::Legacy { settings, .. } => (false, settings.consider_kv_free_tokens),
-        PolicyKind::Baseline(_) => (false, false),
-    };
-    if admission {
-        out.push(Diagnostic::new(
-            Code::InvalidValue,
-            whole,
-            "`max_input_work_seconds` cannot be simulated: input-work admission is not modelled",
-        ));
-    }
     let (floor, ceil) = kind.queue_bounds();
     if let (Some(fl), Some(ce)) = (floor, ceil) {
         if fl > ce {

@@ -11,6 +11,7 @@ mod engine_v2;
 mod engine_v3;
 mod fast;
 mod gateway;
+mod input_work;
 mod invariants;
 mod plot;
 mod publish;
