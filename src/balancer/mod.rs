@@ -329,22 +329,28 @@ impl Balancer {
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> (Decision, SessionCount) {
+        // The session, once per decision: the algorithm's reorder and the
+        // selection counters read the same classification and position.
+        let session = self
+            .sessions_on()
+            .then(|| session::Session::of(request, clusters))
+            .flatten();
         let decision = match &self.kind {
             Kind::PowerOfN(s) => {
                 power_of_n::decide(s, request, clusters, rng, &mut scratch.members)
             }
-            Kind::WaitAndWiden(b) => b.decide(request, clusters, rng, scratch),
+            Kind::WaitAndWiden(b) => b.decide(request, clusters, session, rng, scratch),
             Kind::RoundRobin(b) => b.decide(request, clusters),
             Kind::Random => random::decide(request, clusters, rng),
             Kind::Pulsar(b) => b.decide(request, clusters, ids, scratch),
-            Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, ids, rng, scratch),
+            Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, session, ids, rng, scratch),
             Kind::LegacyBandWalk(b) => b.decide(request, clusters, ids, rng, scratch),
             #[cfg(feature = "testing")]
             Kind::StandIn(b) => b.decide(request, clusters, rng, scratch),
         };
-        let counted = match &self.sessions {
-            Some(counters) => self.count_session(counters, request, clusters, &decision),
-            None => SessionCount::Unclassified,
+        let counted = match (&self.sessions, session) {
+            (Some(counters), Some(s)) => self.count_session(counters, s, clusters, &decision),
+            _ => SessionCount::Unclassified,
         };
         (decision, counted)
     }
@@ -354,23 +360,20 @@ impl Balancer {
     fn count_session(
         &self,
         counters: &session::SessionCounters,
-        request: &Request<'_>,
+        session: session::Session,
         clusters: &[ClusterSnapshot],
         decision: &Decision,
     ) -> SessionCount {
-        match decision {
-            Decision::Selected(choice) => match self.session_selection(request, clusters, choice) {
-                Some((state, selection)) => {
-                    counters.record(state, selection);
-                    SessionCount::Selected(state, selection)
-                }
-                None => SessionCount::Unclassified,
-            },
-            _ if request.cache_affinity_key.is_some() => {
+        match (decision, self.group_size(clusters)) {
+            (Decision::Selected(choice), Some(group_size)) => {
+                let selection = session.selection(choice, clusters, group_size);
+                counters.record(session.state, selection);
+                SessionCount::Selected(session.state, selection)
+            }
+            _ => {
                 counters.classified();
                 SessionCount::Classified
             }
-            _ => SessionCount::Unclassified,
         }
     }
 
@@ -410,23 +413,22 @@ impl Balancer {
         clusters: &[ClusterSnapshot],
         choice: &Choice,
     ) -> Option<(SessionState, SessionSelection)> {
-        // `classify` without the position of the last cluster, which a
-        // selection does not need (the router calls this per decision).
-        if !self.sessions_on() {
-            return None;
+        let s = self
+            .sessions_on()
+            .then(|| session::Session::of(request, clusters))
+            .flatten()?;
+        let group_size = self.group_size(clusters)?;
+        Some((s.state, s.selection(choice, clusters, group_size)))
+    }
+
+    /// The affinity group's size for the session selection rule; `None`
+    /// for the algorithms without sessions.
+    fn group_size(&self, clusters: &[ClusterSnapshot]) -> Option<u64> {
+        match &self.kind {
+            Kind::WaitAndWiden(b) => Some(b.group_size(clusters.len())),
+            Kind::PulsarWaitAndWiden(b) => Some(b.group_size()),
+            _ => None,
         }
-        request.cache_affinity_key?;
-        let state = request
-            .session
-            .unwrap_or_else(|| session::classify(request.last_cluster_id, clusters));
-        let group_size = match &self.kind {
-            Kind::WaitAndWiden(b) => b.group_size(clusters.len()),
-            Kind::PulsarWaitAndWiden(b) => b.group_size(),
-            _ => return None,
-        };
-        let selection =
-            session::selection(state, choice, clusters, request.last_cluster_id, group_size);
-        Some((state, selection))
     }
 
     /// Whether this instance's policy turns `last_cluster_affinity` on

@@ -80,10 +80,14 @@ impl PulsarWaitAndWiden {
         self.settings.cache_affinity_backend_selection_count.max(1)
     }
 
+    /// `session`: the request's session when this policy turns
+    /// `last_cluster_affinity` on ([`Session::of`], computed once per
+    /// decision by the caller).
     pub fn decide(
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        session: Option<Session>,
         ids: Option<Membership>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
@@ -98,10 +102,6 @@ impl PulsarWaitAndWiden {
         // Sessions (docs/stargate.md 3.10): a returning request's last
         // cluster leads this request's copy of the ranking (never the
         // cached one); a cluster without a valid weight leaves it as is.
-        let session = self
-            .sessions_on()
-            .then(|| Session::of(request, clusters))
-            .flatten();
         if let Some(Session {
             last: Some(last), ..
         }) = session

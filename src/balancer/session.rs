@@ -132,16 +132,50 @@ impl Session {
     /// The state is [`Request::session`] when the caller classified the
     /// request already (every retry and timed wait reuses it), else the
     /// hint's classification now.
+    /// One pass over the candidates' ids at most (a decision computes it
+    /// once and hands it to the algorithm and the counter).
     pub fn of(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Option<Session> {
         request.cache_affinity_key?;
-        let state = request
-            .session
-            .unwrap_or_else(|| classify(request.last_cluster_id, clusters));
-        let last = match (state, request.last_cluster_id) {
-            (SessionState::Returning, Some(id)) => clusters.iter().position(|c| c.id == id),
-            _ => None,
+        let position = |id: &str| clusters.iter().position(|c| c.id == id);
+        let (state, last) = match (request.session, request.last_cluster_id) {
+            (Some(SessionState::Returning), Some(id)) => (SessionState::Returning, position(id)),
+            (Some(state), _) => (state, None),
+            (None, None) => (SessionState::New, None),
+            (None, Some(id)) => match position(id) {
+                Some(at) => (SessionState::Returning, Some(at)),
+                None => (SessionState::Stale, None),
+            },
         };
         Some(Session { state, last })
+    }
+
+    /// How this session's selection of `choice` counts: primary for a
+    /// returning request on its last cluster (compared by id, as the hint
+    /// names it) or a new/stale one within the group of `group_size`.
+    pub fn selection(
+        self,
+        choice: &Choice,
+        clusters: &[ClusterSnapshot],
+        group_size: u64,
+    ) -> SessionSelection {
+        let primary = match (self.state, self.last) {
+            (SessionState::Returning, Some(last)) => {
+                last == choice.index
+                    || clusters.get(choice.index).map(|c| &c.id)
+                        == clusters.get(last).map(|c| &c.id)
+            }
+            // The hint named a candidate when the request was classified,
+            // but none now: no selection is on it.
+            (SessionState::Returning, None) => false,
+            (SessionState::New | SessionState::Stale, _) => {
+                u64::from(choice.rank_depth) <= group_size
+            }
+        };
+        if primary {
+            SessionSelection::Primary
+        } else {
+            SessionSelection::Fallback
+        }
     }
 
     /// New and stale sessions skip the affinity wait and the prefill
@@ -172,28 +206,6 @@ pub(crate) fn lead_group(group: &mut Vec<usize>, last: usize) {
     if !group.is_empty() && !promote(group, last) {
         group.pop();
         group.insert(0, last);
-    }
-}
-
-/// The selection of a classified request: primary for a returning request
-/// on its last cluster or a new/stale one within the group of `group_size`.
-pub(crate) fn selection(
-    state: SessionState,
-    choice: &Choice,
-    clusters: &[ClusterSnapshot],
-    last_cluster_id: Option<&str>,
-    group_size: u64,
-) -> SessionSelection {
-    let primary = match state {
-        SessionState::Returning => {
-            clusters.get(choice.index).map(|c| c.id.as_str()) == last_cluster_id
-        }
-        SessionState::New | SessionState::Stale => u64::from(choice.rank_depth) <= group_size,
-    };
-    if primary {
-        SessionSelection::Primary
-    } else {
-        SessionSelection::Fallback
     }
 }
 

@@ -65,10 +65,14 @@ impl WaitAndWiden {
         }
     }
 
+    /// `session`: the request's session when this policy turns
+    /// `last_cluster_affinity` on ([`Session::of`], computed once per
+    /// decision by the caller).
     pub fn decide(
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        session: Option<Session>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
@@ -103,10 +107,6 @@ impl WaitAndWiden {
         // cluster leads the group (inserted first, the last member dropped,
         // when the ring did not pick it); new and stale sessions neither
         // wait nor get the prefill discount.
-        let session = self
-            .sessions_on()
-            .then(|| Session::of(request, clusters))
-            .flatten();
         if let Some(Session {
             last: Some(last), ..
         }) = session
