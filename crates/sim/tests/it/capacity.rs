@@ -3,22 +3,35 @@
 
 use super::support::small;
 use routex_sim::capacity::{probe, search, CapacitySpec};
+use routex_sim::scenario::Prepared;
 use std::sync::atomic::AtomicBool;
+
+/// tests/inputs/sim/small.json with its `guard` policy only, `seeds`, and
+/// a `warmup_s` + `measure_s` window.
+fn guard_only(seeds: &[u64], warmup_s: f64, measure_s: f64) -> Prepared {
+    let mut p = small();
+    p.file.seeds = seeds.to_vec();
+    p.set_window(warmup_s, measure_s);
+    p.policies.retain(|x| x.name == "guard");
+    p
+}
+
+/// A search of policy 0 for 95 % of requests within `ttft_ms`.
+fn spec(ttft_ms: f64, lo_rps: f64, hi_rps: f64, precision: f64) -> CapacitySpec {
+    CapacitySpec {
+        ttft_ms,
+        attainment: 0.95,
+        lo_rps,
+        hi_rps,
+        precision,
+        policies: vec![0],
+    }
+}
 
 #[test]
 fn the_bisection_answer_is_sustained_and_a_rate_above_it_is_not() {
-    let mut p = small();
-    p.file.seeds = vec![1, 2];
-    p.set_window(10.0, 30.0);
-    p.policies.retain(|x| x.name == "guard");
-    let spec = CapacitySpec {
-        ttft_ms: 4000.0,
-        attainment: 0.95,
-        lo_rps: 2.0,
-        hi_rps: 40.0,
-        precision: 0.05,
-        policies: vec![0],
-    };
+    let p = guard_only(&[1, 2], 10.0, 30.0);
+    let spec = spec(4000.0, 2.0, 40.0, 0.05);
     let found = search(&p, &spec, 2, &AtomicBool::new(false), &mut |_, _| {});
     assert_eq!(found.len(), 1);
     let f = &found[0];
@@ -49,17 +62,8 @@ fn the_bisection_answer_is_sustained_and_a_rate_above_it_is_not() {
 
 #[test]
 fn the_bracket_ends_are_reported() {
-    let mut p = small();
-    p.set_window(5.0, 20.0);
-    p.policies.retain(|x| x.name == "guard");
-    let spec = CapacitySpec {
-        ttft_ms: 4000.0,
-        attainment: 0.95,
-        lo_rps: 1.0,
-        hi_rps: 2.0,
-        precision: 0.05,
-        policies: vec![0],
-    };
+    let p = guard_only(&[1], 5.0, 20.0);
+    let spec = spec(4000.0, 1.0, 2.0, 0.05);
     let found = search(&p, &spec, 1, &AtomicBool::new(false), &mut |_, _| {});
     assert_eq!(found[0].seeds[0].capacity_rps, Some(2.0));
     assert!(found[0].above_bracket);
@@ -71,18 +75,8 @@ fn the_bracket_ends_are_reported() {
 /// every probe included, is the same on one thread as on three.
 #[test]
 fn the_answer_does_not_depend_on_the_thread_count() {
-    let mut p = small();
-    p.file.seeds = vec![1, 2, 3];
-    p.set_window(5.0, 15.0);
-    p.policies.retain(|x| x.name == "guard");
-    let spec = CapacitySpec {
-        ttft_ms: 4000.0,
-        attainment: 0.95,
-        lo_rps: 2.0,
-        hi_rps: 40.0,
-        precision: 0.1,
-        policies: vec![0],
-    };
+    let p = guard_only(&[1, 2, 3], 5.0, 15.0);
+    let spec = spec(4000.0, 2.0, 40.0, 0.1);
     let mut calls = Vec::new();
     let one = search(&p, &spec, 1, &AtomicBool::new(false), &mut |d, t| {
         calls.push((d, t))
@@ -97,17 +91,8 @@ fn the_answer_does_not_depend_on_the_thread_count() {
 
 #[test]
 fn a_fleet_that_fails_the_lowest_rate_has_no_capacity() {
-    let mut p = small();
-    p.set_window(5.0, 15.0);
-    p.policies.retain(|x| x.name == "guard");
-    let spec = CapacitySpec {
-        ttft_ms: 1.0,
-        attainment: 0.95,
-        lo_rps: 2.0,
-        hi_rps: 40.0,
-        precision: 0.05,
-        policies: vec![0],
-    };
+    let p = guard_only(&[1], 5.0, 15.0);
+    let spec = spec(1.0, 2.0, 40.0, 0.05);
     let found = search(&p, &spec, 2, &AtomicBool::new(false), &mut |_, _| {});
     let seed = &found[0].seeds[0];
     assert_eq!(seed.capacity_rps, None);
