@@ -16,10 +16,22 @@ fn stands_bare_in_header(value: &str) -> bool {
     let mut chars = value.chars();
     match chars.next() {
         Some(c) if c.is_ascii_alphabetic() || c == '*' => chars.all(is_token_char),
-        Some(c) if c.is_ascii_digit() || c == '-' => {
-            value[1..].chars().all(|c| c.is_ascii_digit() || c == '.')
-        }
+        Some(c) if c.is_ascii_digit() || c == '-' => is_sf_number(value),
         _ => false,
+    }
+}
+
+/// An RFC 8941 integer (`-`, then 1 to 15 digits) or decimal (`-`, 1 to
+/// 12 digits, `.`, 1 to 3 digits): `1.5.2` or a 16-digit run is neither,
+/// and needs quoting in a header.
+fn is_sf_number(value: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = value.strip_prefix('-').unwrap_or(value);
+    match unsigned.split_once('.') {
+        Some((whole, fraction)) => {
+            digits(whole) && whole.len() <= 12 && digits(fraction) && fraction.len() <= 3
+        }
+        None => digits(unsigned) && unsigned.len() <= 15,
     }
 }
 
