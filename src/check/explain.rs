@@ -54,6 +54,17 @@ impl Place {
             Place::DefaultEntry => "default entry",
         }
     }
+
+    /// A configured value's human provenance: `config`, then the place
+    /// that writes it (`config (model entry)`, ...).
+    pub const fn config_label(self) -> &'static str {
+        match self {
+            Place::ModelEntry => "config (model entry)",
+            Place::ModelRequestAlgorithms => "config (model request_algorithms)",
+            Place::RequestAlgorithms => "config (request_algorithms)",
+            Place::DefaultEntry => "config (default entry)",
+        }
+    }
 }
 
 /// The field whose value a field's default is (docs/stargate.md 3.8:

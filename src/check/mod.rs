@@ -289,23 +289,34 @@ pub enum Provenance {
 }
 
 impl Provenance {
-    /// The JSON spelling: `default`, `expression`, `implied`, or the
-    /// place's ([`Place::name`], such as `model_entry`).
+    /// The JSON spelling, the words of the `explain --format json`
+    /// contract (docs/contract.md 5.2): `default`, `config`, `expression`
+    /// or `implied`. The place of a `config` value is a member of its own
+    /// (`config_from` in explain's document, `from` per side in diff's).
     pub const fn name(self) -> &'static str {
         match self {
             Provenance::Default => "default",
-            Provenance::Config(place) => place.name(),
+            Provenance::Config(_) => "config",
             Provenance::Expression => "expression",
             Provenance::Implied => "implied",
         }
     }
 
-    /// The human spelling: the JSON words, a place's with spaces
-    /// ([`Place::label`], such as `model entry`).
+    /// The human spelling: the JSON word, a configured value's with the
+    /// place that writes it ([`Place::config_label`], such as `config
+    /// (model entry)`).
     pub const fn label(self) -> &'static str {
         match self {
-            Provenance::Config(place) => place.label(),
+            Provenance::Config(place) => place.config_label(),
             other => other.name(),
+        }
+    }
+
+    /// The place of a configured value, else `None`.
+    pub const fn place(self) -> Option<Place> {
+        match self {
+            Provenance::Config(place) => Some(place),
+            _ => None,
         }
     }
 }

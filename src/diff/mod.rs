@@ -121,7 +121,7 @@ impl FieldSource {
     /// `default`; the document says what it follows in `follows`).
     pub fn name(self) -> String {
         match self {
-            FieldSource::Place(place) => place.name().to_string(),
+            FieldSource::Place(place) => Provenance::Config(place).name().to_string(),
             FieldSource::Implied { .. } => Provenance::Implied.name().to_string(),
             FieldSource::Follows { .. } => Provenance::Default.name().to_string(),
             FieldSource::Explain(p) => p.name().to_string(),
@@ -141,7 +141,7 @@ impl FieldSource {
     /// cache_affinity_wait_ms`).
     pub fn label(self) -> String {
         match self {
-            FieldSource::Place(place) => place.label().to_string(),
+            FieldSource::Place(place) => place.config_label().to_string(),
             FieldSource::Implied { by } => format!("implied by {by}"),
             FieldSource::Follows { of } => format!("default, follows {of}"),
             FieldSource::Explain(p) => p.label().to_string(),

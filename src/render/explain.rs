@@ -16,9 +16,27 @@ pub fn to_value(explanation: &Explanation) -> Value {
         "version": VERSION,
         "policy": explanation.definition.policy,
         "provenance": explanation.provenance,
+        "config_from": config_from(explanation),
         "implied": explanation.implied,
         "follows": follows(explanation),
     })
+}
+
+/// The place of the configured definition that the `config` values come
+/// from (`model_entry`, ...; one place per explanation), or null when no
+/// value is `config`.
+fn config_from(explanation: &Explanation) -> Value {
+    let implied = explanation
+        .implied
+        .values()
+        .flat_map(|i| [i.by_from, i.configured_from]);
+    explanation
+        .provenance
+        .values()
+        .copied()
+        .chain(implied)
+        .find_map(Provenance::place)
+        .map_or(Value::Null, |place| place.name().into())
 }
 
 /// The defaulted fields whose default is another field's value, with that

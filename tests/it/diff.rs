@@ -50,9 +50,9 @@ fn changes(a: &AlgorithmDiff) -> Vec<(String, Value, String, Value, String)> {
             (
                 c.field.clone(),
                 c.before.0.clone(),
-                c.before.1.name(),
+                c.before.1.label(),
                 c.after.0.clone(),
-                c.after.1.name(),
+                c.after.1.label(),
             )
         })
         .collect()
@@ -78,16 +78,16 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
     assert!(rows.contains(&row(
         "cache_affinity_wait_ms",
         json!(300),
-        "model_entry",
+        "config (model entry)",
         json!(400),
-        "model_entry"
+        "config (model entry)"
     )));
     assert!(rows.contains(&row(
         "consider_kv_free_tokens",
         json!(false),
         "default",
         json!(true),
-        "model_entry"
+        "config (model entry)"
     )));
     // explain's implication: consider_kv_free_tokens forces it.
     assert!(rows.contains(&row(
@@ -95,7 +95,7 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
         json!(false),
         "default",
         json!(true),
-        "implied"
+        "implied by consider_kv_free_tokens"
     )));
     let implied = pww
         .changes
@@ -109,9 +109,9 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
     assert!(rows.contains(&row(
         "band_widen_interval_ms",
         json!(300),
-        "default",
+        "default, follows cache_affinity_wait_ms",
         json!(400),
-        "default"
+        "default, follows cache_affinity_wait_ms"
     )));
     let follows = pww
         .changes
@@ -149,11 +149,11 @@ fn lb_config_pair_reports_each_changed_field_with_its_provenance() {
     assert_eq!(
         changes(mixtral),
         [
-            row("n", json!(2), "default", json!(2), "model_entry"),
+            row("n", json!(2), "default", json!(2), "config (model entry)"),
             row(
                 "max_queue_time_floor_ms",
                 json!(200),
-                "model_entry",
+                "config (model entry)",
                 Value::Null,
                 "default"
             ),
@@ -193,7 +193,7 @@ fn added_and_removed_models_compare_against_the_default_set() {
             json!(2),
             "default",
             json!(3),
-            "model_entry"
+            "config (model entry)"
         )]
     );
 
@@ -228,9 +228,9 @@ fn top_level_changes_are_reported_once_with_who_inherits_them() {
         [row(
             "seed",
             json!("req-v1"),
-            "request_algorithms",
+            "config (request_algorithms)",
             json!("req-v2"),
-            "request_algorithms"
+            "config (request_algorithms)"
         )]
     );
     // No set repeats an inherited change.
@@ -251,9 +251,9 @@ fn route_file_pair_credits_the_default_entry_and_allows() {
         [row(
             "seed",
             json!("fleet-v1"),
-            "default_entry",
+            "config (default entry)",
             json!("fleet-v2"),
-            "default_entry"
+            "config (default entry)"
         )]
     );
     let ww = &diff.request_algorithms[0];
@@ -322,7 +322,7 @@ fn a_defaulted_band_widen_interval_follows_the_affinity_wait() {
             (
                 "band_widen_interval_ms",
                 "default, follows cache_affinity_wait_ms".to_string(),
-                "model entry".to_string()
+                "config (model entry)".to_string()
             ),
             (
                 "band_widen_interval_is_default",

@@ -172,10 +172,12 @@ fn explain_names_the_place_that_sets_a_value() {
     assert_eq!(seed_from("pulsar", None), Provenance::Default);
     let (e, _) = explain_expression("arg:1", "pulsar", Some(&table), Some("m"));
     let json = routex::render::explain::to_value(&e.unwrap());
-    assert_eq!(json["provenance"]["seed"], "model_request_algorithms");
-    assert_eq!(Provenance::Config(Place::ModelEntry).label(), "model entry");
+    // The JSON word is the contract's `config`; the place is its own member.
+    assert_eq!(json["provenance"]["seed"], "config");
+    assert_eq!(json["config_from"], "model_request_algorithms");
     assert_eq!(
-        Provenance::Config(Place::DefaultEntry).name(),
-        "default_entry"
+        Provenance::Config(Place::ModelEntry).label(),
+        "config (model entry)"
     );
+    assert_eq!(Provenance::Config(Place::DefaultEntry).name(), "config");
 }

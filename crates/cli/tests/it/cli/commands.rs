@@ -245,8 +245,9 @@ fn explain_json_has_policy_and_provenance() {
     let provenance = &value["provenance"];
     assert_eq!(provenance["seed"], "expression");
     assert_eq!(provenance["n"], "expression");
-    // Named after the place that sets it, in `diff`'s words.
-    assert_eq!(provenance["cache_affinity_wait_ms"], "model_entry");
+    // The contract's `config` (docs/contract.md 5.2), the place beside it.
+    assert_eq!(provenance["cache_affinity_wait_ms"], "config");
+    assert_eq!(value["config_from"], "model_entry");
     assert_eq!(provenance["ttft_bucket_size_ms"], "default");
     // The model's entry sets band_widen_interval_ms: nothing follows.
     assert_eq!(value["follows"], serde_json::json!({}));
@@ -600,7 +601,7 @@ fn explain_shows_an_implied_value_and_what_the_expression_set() {
         .expect("a require_input_tokens row");
     assert_eq!(
         row.split_whitespace().collect::<Vec<_>>().join(" "),
-        "require_input_tokens true implied by consider_kv_free_tokens from model entry; expression set false"
+        "require_input_tokens true implied by consider_kv_free_tokens from config (model entry); expression set false"
     );
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("../../../../../snapshots/cli");
@@ -612,15 +613,13 @@ fn explain_shows_an_implied_value_and_what_the_expression_set() {
     let value = json(&out.stdout);
     assert_eq!(value["policy"]["admission"]["require_input_tokens"], true);
     assert_eq!(value["provenance"]["require_input_tokens"], "implied");
-    assert_eq!(
-        value["provenance"]["consider_kv_free_tokens"],
-        "model_entry"
-    );
+    assert_eq!(value["provenance"]["consider_kv_free_tokens"], "config");
+    assert_eq!(value["config_from"], "model_entry");
     assert_eq!(
         value["implied"],
         serde_json::json!({"require_input_tokens": {
             "by": "consider_kv_free_tokens",
-            "by_from": "model_entry",
+            "by_from": "config",
             "configured": false,
             "configured_from": "expression",
         }})

@@ -90,7 +90,7 @@ fn json_document_names_fields_provenance_and_rejections() {
     );
     assert_eq!(
         pww["after"]["provenance"]["cache_affinity_wait_ms"],
-        "model_entry"
+        "config"
     );
     assert_eq!(pww["after"]["provenance"]["n"], "default");
     let wait = pww["changes"]
@@ -102,8 +102,8 @@ fn json_document_names_fields_provenance_and_rejections() {
         wait,
         serde_json::json!({
             "field": "cache_affinity_wait_ms",
-            "before": {"value": 300, "from": "model_entry"},
-            "after": {"value": 400, "from": "model_entry"},
+            "before": {"value": 300, "from": "config"},
+            "after": {"value": 400, "from": "config"},
         })
     );
     let rejected = &models[1]["algorithms"][0]["rejected"][0];

@@ -148,7 +148,7 @@ fn a_document_mid_edit_is_served() {
     assert!(hover["contents"]["value"]
         .as_str()
         .unwrap()
-        .ends_with("effective for model \"m\" (pulsar): `\"x\"` from model entry\n"));
+        .ends_with("effective for model \"m\" (pulsar): `\"x\"` from config (model entry)\n"));
     assert_eq!(client.shutdown(), 0);
 }
 

@@ -45,13 +45,13 @@ fn hover_shows_schema_and_effective_value_with_provenance() {
         text,
         "**seed**: a token or a quoted string\n\nText mixed into every ring and ranking hash: another seed, another placement.\n\ndefault: `\"\"`\n\n\
          applies to: wait-and-widen, pulsar, pulsar-wait-and-widen\n\n\
-         effective for model \"llama\" (pulsar-wait-and-widen): `\"v1\"` from model entry\n"
+         effective for model \"llama\" (pulsar-wait-and-widen): `\"v1\"` from config (model entry)\n"
     );
     assert_eq!(hover_range, range((3, 52), (3, 58)));
     // On a value: the same field; band_widen_interval_ms is derived.
     let (text, _) = hover_text(&mut client, CONFIG, 3, 93);
     assert!(
-        text.ends_with("(pulsar-wait-and-widen): `300` from model entry\n"),
+        text.ends_with("(pulsar-wait-and-widen): `300` from config (model entry)\n"),
         "{text}"
     );
     // On an alias: the canonical name.
@@ -91,7 +91,7 @@ fn hover_in_route_files() {
     assert_eq!(
         text,
         "**sample_count**: an integer from 0 to 2^64-1\n\nHow many candidates power-of-n samples before comparing them.\n\ndefault: `2`\n\naccepted: 1..=64\n\n\
-         applies to: power-of-n\n\neffective for model \"m\" (power-of-n): `3` from model entry\n"
+         applies to: power-of-n\n\neffective for model \"m\" (power-of-n): `3` from config (model entry)\n"
     );
     assert_eq!(hover_range, range((1, 23), (1, 35)));
     let (text, _) = hover_text(&mut client, ROUTES, 0, 12);
@@ -104,7 +104,7 @@ fn hover_in_route_files() {
     let (text, _) = hover_text(&mut client, ROUTES, 2, 16);
     assert!(
         text.ends_with(
-            "effective for model \"m\" (pulsar): `\"x\"` from model request_algorithms\n"
+            "effective for model \"m\" (pulsar): `\"x\"` from config (model request_algorithms)\n"
         ),
         "{text}"
     );
