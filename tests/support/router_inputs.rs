@@ -65,6 +65,22 @@ pub fn sessions_table() -> routex::ir::RouteTable {
     table.expect("the sessions table")
 }
 
+/// `requests`, each with the session hint `hint(i)` (its index).
+fn with_hints<'a>(
+    requests: &[RouteRequest<'a>],
+    hint: impl Fn(usize) -> Option<&'a str>,
+) -> Vec<RouteRequest<'a>> {
+    requests
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut r = r.clone();
+            r.request.last_cluster_id = hint(i);
+            r
+        })
+        .collect()
+}
+
 /// `requests` with session hints, every one naming a candidate (to a
 /// cluster spread over `clusters`): returning sessions only.
 #[allow(dead_code)]
@@ -72,15 +88,9 @@ pub fn returning_requests<'a>(
     requests: &[RouteRequest<'a>],
     clusters: &'a [ClusterSnapshot],
 ) -> Vec<RouteRequest<'a>> {
-    requests
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut r = r.clone();
-            r.request.last_cluster_id = Some(clusters[(i * 7) % clusters.len()].id.as_str());
-            r
-        })
-        .collect()
+    with_hints(requests, |i| {
+        Some(clusters[(i * 7) % clusters.len()].id.as_str())
+    })
 }
 
 /// `requests` with session hints: a third returning (to a cluster spread
@@ -90,19 +100,11 @@ pub fn session_requests<'a>(
     requests: &[RouteRequest<'a>],
     clusters: &'a [ClusterSnapshot],
 ) -> Vec<RouteRequest<'a>> {
-    requests
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut r = r.clone();
-            r.request.last_cluster_id = match i % 3 {
-                0 => Some(clusters[(i * 7) % clusters.len()].id.as_str()),
-                1 => Some("gone"),
-                _ => None,
-            };
-            r
-        })
-        .collect()
+    with_hints(requests, |i| match i % 3 {
+        0 => Some(clusters[(i * 7) % clusters.len()].id.as_str()),
+        1 => Some("gone"),
+        _ => None,
+    })
 }
 
 /// The stats report one backend would send for the cluster `c` describes,
