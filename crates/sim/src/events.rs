@@ -34,17 +34,21 @@ pub enum Event {
     /// last-cluster store learns its backend); scheduled only when the
     /// scenario has a store.
     ResponseAtClient(ReqId),
-    /// A timer of backend `backend`'s engine (`id` and `tag` are the
-    /// engine's [`Timer`](crate::engine::Timer)).
+    /// A timer of engine `backend`, a member's (or with shared engines a
+    /// cluster's); `id` and `tag` are the engine's
+    /// [`Timer`](crate::engine::Timer).
     Engine {
         backend: u32,
         id: u32,
         tag: u32,
     },
+    /// A member's Pylon heartbeat (members are a cluster's backends; with
+    /// one per cluster, the cluster's index).
     Heartbeat(u32),
-    /// A change-driven publication of this backend's stats (off by default).
+    /// A change-driven publication of this member's stats (off by default).
     Publish(u32),
-    /// `report` indexes the run's list of published reports.
+    /// A member's report reaches a router; `report` indexes the run's list
+    /// of published reports.
     StatsArrive {
         backend: u32,
         router: u32,

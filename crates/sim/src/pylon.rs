@@ -2,6 +2,7 @@
 //! input-TPS window, the published stats report and queue-mismatch admission.
 
 use super::time::{Micros, US_PER_S};
+use super::topology::Topology;
 use routex::balancer::ClusterSnapshot;
 use routex::router::{BackendStats, CandidateView};
 use std::collections::VecDeque;
@@ -59,6 +60,11 @@ pub struct StatsReport {
     /// (0 and 0 = not published, docs/simulator-model.md A5).
     pub kv_capacity: u64,
     pub kv_used: u64,
+    /// The engine's running requests when the Pylon shares its engine
+    /// with other Pylons (a cluster of several backends over one engine,
+    /// as stargate-bench's mock backends): the cluster-scoped
+    /// `num_running_queries`. `None`: the Pylon's own live requests.
+    pub engine_running: Option<u64>,
 }
 
 impl StatsReport {
@@ -72,7 +78,9 @@ impl StatsReport {
             queue_size: self.input_phase,
             queued_input_size: self.prompt_work,
             total_query_input_size: self.total_input,
-            num_running_queries: self.input_phase + self.output_phase,
+            num_running_queries: self
+                .engine_running
+                .unwrap_or(self.input_phase + self.output_phase),
             max_engine_concurrency: self.slots,
             queue_time_estimate_ms_by_priority: self
                 .queue_estimate_ms
@@ -95,6 +103,28 @@ pub fn router_view(ids: &[String], rtt_ms: &[f64], initial: &[Rc<StatsReport>]) 
         // Topology RTTs and Pylon reports are finite and non-negative.
         let _ = view.set_rtt(id, id, rtt);
         let _ = view.report_at(c, 0, &report.backend_stats());
+    }
+    view
+}
+
+/// One router's candidate view of a topology: each cluster (in topology
+/// order) with its members as backends, at the router's RTT, each member
+/// starting from its entry of `initial` (by member index). With one member
+/// per cluster this is [`router_view`].
+pub fn topology_view(topo: &Topology, router: usize, initial: &[Rc<StatsReport>]) -> CandidateView {
+    let mut view = CandidateView::new();
+    let region = topo.routers.get(router).map_or(0, |r| r.region);
+    for cluster in &topo.backends {
+        let rtt = topo.rtt_ms(region, cluster.region);
+        for (j, m) in cluster.members.clone().enumerate() {
+            let member = &topo.members[m];
+            let c = view.add_backend(&cluster.id, &member.id);
+            // Topology RTTs and Pylon reports are finite and non-negative.
+            let _ = view.set_rtt(&cluster.id, &member.id, rtt);
+            if let Some(report) = initial.get(m) {
+                let _ = view.report_at(c, j, &report.backend_stats());
+            }
+        }
     }
     view
 }
@@ -167,10 +197,16 @@ impl Pylon {
 
     /// Queue-mismatch admission, before the request is counted.
     pub fn admits(&self, expected_queue_ms: Option<u64>) -> bool {
+        self.admits_with(expected_queue_ms, self.live())
+    }
+
+    /// [`Pylon::admits`] when the engine runs `engine_live` requests (its
+    /// own and those of the Pylons it shares the engine with).
+    pub fn admits_with(&self, expected_queue_ms: Option<u64>, engine_live: u64) -> bool {
         let (Some(m), Some(e)) = (self.cfg.mismatch, expected_queue_ms) else {
             return true;
         };
-        let actual = if self.live() < self.cfg.slots {
+        let actual = if engine_live < self.cfg.slots {
             0
         } else {
             queue_ms(self.prompt_work, self.last_mean).unwrap_or(u64::MAX)
@@ -269,6 +305,7 @@ impl Pylon {
             },
             kv_capacity: 0,
             kv_used: 0,
+            engine_running: None,
         }
     }
 

@@ -8,8 +8,23 @@ use serde::{Deserialize, Serialize};
 pub struct RegionSpec {
     pub name: String,
     pub routers: u32,
+    /// The region's backends (the members of its clusters).
     pub backends: u32,
     pub traffic_weight: f64,
+    /// Backends per cluster (stargate-bench's `pylons_per_cluster`): the
+    /// region's `backends` form `backends / backends_per_cluster` clusters,
+    /// whose stats the routers' candidate view aggregates. Absent: 1, one
+    /// backend per cluster.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub backends_per_cluster: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// The scenario's `topology` object.
@@ -31,6 +46,7 @@ impl TopologySpec {
             routers: 3,
             backends: 4,
             traffic_weight: w,
+            backends_per_cluster: 1,
         };
         TopologySpec {
             regions: vec![
@@ -53,11 +69,26 @@ impl TopologySpec {
     }
 }
 
-/// A backend: one routed cluster.
+/// A backend as the routers choose it: one routed cluster, with one or
+/// more members (the backends of the core's candidate view).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Backend {
     pub id: String,
     pub region: usize,
+    /// Its members' indices in [`Topology::members`].
+    pub members: std::ops::Range<usize>,
+}
+
+/// One backend of a cluster: its own Pylon (and engine, unless the
+/// cluster's members share one), registered in the routers' candidate
+/// views under its cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// The cluster's id when the cluster has one member, else
+    /// `<cluster>-p<j>`.
+    pub id: String,
+    /// Its cluster's index in [`Topology::backends`].
+    pub cluster: usize,
 }
 
 /// An active router (non-zero traffic weight).
@@ -71,7 +102,10 @@ pub struct Router {
 /// The resolved topology of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Topology {
+    /// The clusters, in region order.
     pub backends: Vec<Backend>,
+    /// Every cluster's members, cluster after cluster.
+    pub members: Vec<Member>,
     pub routers: Vec<Router>,
     rtt_ms: Vec<Vec<f64>>,
     intra_ms: f64,
@@ -79,16 +113,33 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// Backends `<region>-b<i>` in region order; only routers with traffic.
-    /// Assumes a validated spec (square matrix); missing entries read as 0.
+    /// Clusters `<region>-b<i>` in region order, each with
+    /// `backends_per_cluster` members; only routers with traffic. Assumes
+    /// a validated spec (square matrix, whole clusters); missing entries
+    /// read as 0.
     pub fn resolve(spec: &TopologySpec) -> Self {
         let mut backends = Vec::new();
+        let mut members = Vec::new();
         let mut routers = Vec::new();
         for (r, region) in spec.regions.iter().enumerate() {
-            for i in 0..region.backends {
+            let per = region.backends_per_cluster.max(1);
+            for i in 0..region.backends / per {
+                let id = format!("{}-b{i}", region.name);
+                let first = members.len();
+                for j in 0..per {
+                    members.push(Member {
+                        id: if per == 1 {
+                            id.clone()
+                        } else {
+                            format!("{id}-p{j}")
+                        },
+                        cluster: backends.len(),
+                    });
+                }
                 backends.push(Backend {
-                    id: format!("{}-b{i}", region.name),
+                    id,
                     region: r,
+                    members: first..members.len(),
                 });
             }
             if region.traffic_weight > 0.0 && region.routers > 0 {
@@ -102,11 +153,33 @@ impl Topology {
         }
         Topology {
             backends,
+            members,
             routers,
             rtt_ms: spec.rtt_ms.clone(),
             intra_ms: spec.intra_region_rtt_ms,
             stats_relay_ms: spec.stats_relay_ms,
         }
+    }
+
+    /// Renames cluster `c` (and its members, whose ids follow it).
+    pub fn rename_cluster(&mut self, c: usize, id: &str) {
+        let Some(b) = self.backends.get_mut(c) else {
+            return;
+        };
+        b.id = id.to_string();
+        let per = b.members.len();
+        for (j, m) in self.members[b.members.clone()].iter_mut().enumerate() {
+            m.id = if per == 1 {
+                id.to_string()
+            } else {
+                format!("{id}-p{j}")
+            };
+        }
+    }
+
+    /// Whether some cluster has several members.
+    pub fn has_shared_clusters(&self) -> bool {
+        self.members.len() > self.backends.len()
     }
 
     /// Full round trip between two regions; the intra-region RTT on the diagonal.

@@ -5,12 +5,14 @@
 //! backends, and [`scores`] computes stargate-bench's scores for each.
 //!
 //! The mapping is one region of `stargates.count` routers (taking requests
-//! in turn) and one backend per cluster, whose mock engine has the slots and
-//! KV capacity of its pylons together; each cluster's Pylon registers with
-//! the sum of its pylons' `registration.last_mean_input_tps` and keeps it
-//! (benchmark mode), publishes every 100 ms, and runs queue-mismatch
-//! admission unless the algorithm turns it off. The client keeps at most
-//! `max_concurrency` requests in flight.
+//! in turn) and the file's clusters, each with its pylons as backends: the
+//! routers' candidate views aggregate them by stargate's rules. A cluster's
+//! pylons share one mock engine with the slots and KV capacity of its
+//! pylons together; each pylon's Pylon registers with its own
+//! `registration.last_mean_input_tps` and keeps it (benchmark mode),
+//! reports the shared engine's running requests and slots, publishes every
+//! 100 ms, and runs queue-mismatch admission unless the algorithm turns it
+//! off. The client keeps at most `max_concurrency` requests in flight.
 
 pub mod format;
 pub mod plan;
@@ -118,7 +120,7 @@ pub fn load(source_name: &str, text: &str) -> Result<Bench, Report> {
     };
     validate(&file, &mut invalid);
     let clusters = cluster_ids(&file);
-    let (profiles, cluster_slots) = cluster_profiles(&file);
+    let (profiles, cluster_slots) = member_profiles(&file);
     let mut algorithms = Vec::new();
     for (i, a) in file.algorithms.iter().enumerate() {
         let json = serde_json::to_string(&a.config).unwrap_or_default();
@@ -336,10 +338,11 @@ fn cluster_ids(f: &BenchFile) -> Vec<String> {
         .collect()
 }
 
-/// Each cluster's mock engine and Pylon (its pylons' slots, KV and
-/// registration rates added; timings from its first pylon's profile), and
-/// its slots.
-fn cluster_profiles(f: &BenchFile) -> (Vec<BackendProfile>, Vec<u64>) {
+/// Each pylon's engine (its cluster's shared mock engine: the pylons'
+/// slots and KV added, timings from the cluster's first pylon's profile)
+/// and Pylon (its own registration rate, the engine's slots), and each
+/// cluster's slots.
+fn member_profiles(f: &BenchFile) -> (Vec<BackendProfile>, Vec<u64>) {
     let per = f.backends.pylons_per_cluster.max(1) as usize;
     let profiles = backend_profiles(f);
     let mut out = Vec::new();
@@ -349,13 +352,6 @@ fn cluster_profiles(f: &BenchFile) -> (Vec<BackendProfile>, Vec<u64>) {
         let s = &first.service_time_ms;
         let cluster_slots: u32 = pylons.iter().map(|p| p.max_concurrent_requests).sum();
         let kv: u64 = pylons.iter().map(|p| p.kv_cache_capacity_tokens).sum();
-        let tps: f64 = pylons
-            .iter()
-            .map(|p| match p.registration.last_mean_input_tps {
-                r if r > 0.0 => r,
-                _ => p.service_time_ms.prefill_tokens_per_s,
-            })
-            .sum();
         let mock = MockParams {
             slots: cluster_slots,
             kv_capacity_tokens: kv,
@@ -372,16 +368,23 @@ fn cluster_profiles(f: &BenchFile) -> (Vec<BackendProfile>, Vec<u64>) {
             mock: Some(mock),
             ..EngineParams::profile_a()
         };
-        out.push(BackendProfile {
-            engine,
-            pylon: PylonConfig {
-                initial_tps: tps,
-                mode: TpsMode::Constant,
-                published_max: PublishedMax::Constant,
-                slots: u64::from(cluster_slots),
-                mismatch: None,
-            },
-        });
+        for p in pylons {
+            // The rate a pylon registers with; 0 (unset): its prefill rate.
+            let tps = match p.registration.last_mean_input_tps {
+                r if r > 0.0 => r,
+                _ => p.service_time_ms.prefill_tokens_per_s,
+            };
+            out.push(BackendProfile {
+                engine: engine.clone(),
+                pylon: PylonConfig {
+                    initial_tps: tps,
+                    mode: TpsMode::Constant,
+                    published_max: PublishedMax::Constant,
+                    slots: u64::from(cluster_slots),
+                    mismatch: None,
+                },
+            });
+        }
         slots.push(u64::from(cluster_slots));
     }
     (out, slots)
@@ -398,16 +401,17 @@ fn settings(
         regions: vec![RegionSpec {
             name: "bench".into(),
             routers: f.stargates.count,
-            backends: clusters.len() as u32,
+            backends: f.backends.count,
             traffic_weight: 1.0,
+            backends_per_cluster: f.backends.pylons_per_cluster.max(1),
         }],
         rtt_ms: vec![vec![0.0]],
         intra_region_rtt_ms: 0.0,
         stats_relay_ms: 0.0,
     };
     let mut topology = Topology::resolve(&spec);
-    for (b, id) in topology.backends.iter_mut().zip(clusters) {
-        b.id = id.clone();
+    for (c, id) in clusters.iter().enumerate() {
+        topology.rename_cluster(c, id);
     }
     let profiles: Vec<BackendProfile> = profiles
         .iter()
@@ -419,14 +423,14 @@ fn settings(
             ..p.clone()
         })
         .collect();
-    let per = f.backends.pylons_per_cluster.max(1);
+    // A pod is a pylon: members are numbered as the file's backends.
     let faults = f
         .degradation
         .actions
         .iter()
         .map(|a| Fault {
             trigger: Trigger::Request(a.at_request),
-            backend: a.backend_index / per,
+            backend: a.backend_index,
             action: FaultAction::Remove,
         })
         .collect();
@@ -449,6 +453,7 @@ fn settings(
         measure_s: 1.0,
         mode: WaitMode::Faithful,
         profiles,
+        shared_engines: true,
         max_in_flight: Some(f.max_concurrency),
         faults,
         keep_detail: true,

@@ -43,7 +43,8 @@ pub struct Scores {
     pub queue_admission: bool,
     pub mismatch_rejections: u64,
     pub rejected_requests: u64,
-    /// Clusters removed during the run, with the request count sent before.
+    /// Backends (pylons) removed during the run: with one per cluster,
+    /// the cluster's id.
     pub removed: Vec<String>,
 }
 
@@ -134,12 +135,14 @@ pub fn scores(bench: &Bench, a: &BenchAlgorithm, result: &RunResult) -> Scores {
         queue_admission: a.admission,
         mismatch_rejections: reqs.iter().map(|r| u64::from(r.rejections)).sum(),
         rejected_requests: reqs.iter().filter(|r| r.rejections > 0).count() as u64,
+        // Removed pylons (with one per cluster, the cluster's id).
         removed: detail
             .removed_at
             .iter()
             .enumerate()
             .filter(|(_, r)| r.is_some())
-            .filter_map(|(c, _)| bench.clusters.get(c).cloned())
+            .filter_map(|(m, _)| a.settings.topology.members.get(m))
+            .map(|m| m.id.clone())
             .collect(),
     }
 }

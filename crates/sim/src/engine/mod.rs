@@ -20,12 +20,14 @@ pub mod batched;
 pub mod bench_mock;
 pub mod blocks;
 pub mod kv;
+pub mod overrides;
 pub mod slots;
 
 use super::events::ReqId;
 use super::time::{from_ms, from_secs, Micros};
 use super::workload::BlockSpan;
 use blocks::KvEvent;
+use indexmap::IndexMap;
 use std::sync::Arc;
 
 /// The model names a scenario's `engine.model` accepts.
@@ -60,6 +62,12 @@ pub struct EngineParams {
     /// Engine v3's steps, workers and sequences (its preset when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batched: Option<batched::BatchedParams>,
+    /// Per-region profiles, by region name ([`overrides`]).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub regions: IndexMap<String, overrides::EngineOverride>,
+    /// Per-backend profiles, by cluster or backend id ([`overrides`]).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub backends: IndexMap<String, overrides::EngineOverride>,
 }
 
 fn default_model() -> String {
@@ -83,6 +91,8 @@ impl EngineParams {
             backend_speed: 1.0,
             mock: None,
             batched: None,
+            regions: IndexMap::new(),
+            backends: IndexMap::new(),
         }
     }
 

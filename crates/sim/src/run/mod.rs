@@ -17,13 +17,13 @@ mod stats;
 
 use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
-use super::fleet::{BackendProfile, Fault, FaultAction, RunDetail, Trigger};
+use super::fleet::{BackendProfile, DrawMap, Fault, FaultAction, RunDetail, Trigger};
 use super::gateway::{LastClusterStore, StoreSettings};
 use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
 use super::park::{ParkingLot, WaitMode};
 use super::policy::PolicyKind;
 use super::publish::Coalescer;
-use super::pylon::{router_view, Pylon, PylonConfig};
+use super::pylon::{topology_view, Pylon, PylonConfig};
 use super::rng::{stream, Stream};
 use super::routers::SimRouter;
 use super::time::{from_secs, one_way, Micros};
@@ -65,9 +65,14 @@ pub struct SimSettings {
     pub measure_s: f64,
     /// Polling (faithful) or parking (fast) between decisions (A11).
     pub mode: WaitMode,
-    /// Per-backend engines and Pylons; empty: every backend has `engine`
-    /// and `pylon`.
+    /// Per-member engines and Pylons (by index in the topology's
+    /// `members`); empty: every member has `engine` and `pylon`.
     pub profiles: Vec<BackendProfile>,
+    /// The members of a cluster share one engine (stargate-bench's mock
+    /// backends), built from the cluster's first member's profile; each
+    /// member's Pylon then reports the engine's running requests. Off:
+    /// every member has its own engine.
+    pub shared_engines: bool,
     /// The client's in-flight cap (a closed loop); `None`: open loop.
     pub max_in_flight: Option<u32>,
     /// Changes of the fleet during the run.
@@ -117,9 +122,16 @@ struct Sim<'a> {
     now: Micros,
     reqs: Vec<ReqState>,
     resolved: usize,
+    /// One per member, or one per cluster when the members share it.
     engines: Vec<Box<dyn EngineModel>>,
+    /// Each member's engine.
+    engine_of: Vec<u32>,
+    /// Per member whose profile draws differently from the fleet's engine
+    /// (empty when none does).
+    draw_maps: Vec<Option<DrawMap>>,
     /// A reusable buffer of engine actions.
     actions: Vec<Action>,
+    /// One per member.
     pylons: Vec<Pylon>,
     views: Vec<CandidateView>,
     /// Reports in flight to the routers; `StatsArrive` events index it.
@@ -144,8 +156,13 @@ struct Sim<'a> {
     /// room in arrival order.
     in_flight: u32,
     backlog: VecDeque<ReqId>,
-    /// Per backend: removed (and when), and the end of a stats outage.
+    /// Per member: removed (and when), removed from the routers' views
+    /// (a cluster that keeps other members), and the end of a stats outage.
     removed_at: Vec<Option<Micros>>,
+    out_of_view: Vec<bool>,
+    /// Per cluster: its last member was removed (it stays in the views,
+    /// excluded from routing).
+    cluster_removed: Vec<bool>,
     removed_any: bool,
     silent_until: Vec<Micros>,
     /// The latest send (the measured window's end under a closed loop).
@@ -182,27 +199,49 @@ impl<'a> Sim<'a> {
             block_ids: plan.block_ids,
             block_tokens: plan.block_tokens,
         };
-        let profile = |b: usize| s.profiles.get(b);
-        let mut engines: Vec<Box<dyn EngineModel>> = (0..topo.backends.len())
-            .map(|b| engine::build(profile(b).map_or(&s.engine, |p| &p.engine), &blocks))
+        let profile = |m: usize| s.profiles.get(m);
+        let members = topo.members.len();
+        let (engine_of, built_from): (Vec<u32>, Vec<usize>) = if s.shared_engines {
+            let of = topo.members.iter().map(|m| m.cluster as u32).collect();
+            (of, topo.backends.iter().map(|b| b.members.start).collect())
+        } else {
+            ((0..members as u32).collect(), (0..members).collect())
+        };
+        let mut engines: Vec<Box<dyn EngineModel>> = built_from
+            .iter()
+            .map(|&m| engine::build(profile(m).map_or(&s.engine, |p| &p.engine), &blocks))
             .collect();
-        let pylons: Vec<Pylon> = (0..topo.backends.len())
-            .map(|b| Pylon::new(profile(b).map_or(&s.pylon, |p| &p.pylon).clone()))
+        let draw_maps: Vec<Option<DrawMap>> = (0..members)
+            .map(|m| {
+                profile(m)
+                    .filter(|p| p.engine.mock.is_none())
+                    .and_then(|p| DrawMap::new(&s.engine, &p.engine))
+            })
+            .collect();
+        let draw_maps = if draw_maps.iter().all(Option::is_none) {
+            Vec::new()
+        } else {
+            draw_maps
+        };
+        let pylons: Vec<Pylon> = (0..members)
+            .map(|m| Pylon::new(profile(m).map_or(&s.pylon, |p| &p.pylon).clone()))
             .collect();
         let idle: Vec<_> = pylons
             .iter()
-            .zip(&engines)
-            .map(|(p, e)| {
+            .zip(&engine_of)
+            .map(|(p, &e)| {
                 let mut r = p.report();
                 if s.publish_kv {
-                    r.kv_capacity = e.kv_capacity();
+                    r.kv_capacity = engines[e as usize].kv_capacity();
+                }
+                if s.shared_engines {
+                    r.engine_running = Some(0);
                 }
                 Rc::new(r)
             })
             .collect();
-        let ids: Vec<String> = topo.backends.iter().map(|b| b.id.clone()).collect();
         let views = (0..topo.routers.len())
-            .map(|r| router_view(&ids, &topo.router_rtts(r), &idle))
+            .map(|r| topology_view(topo, r, &idle))
             .collect();
         let one_way = topo
             .routers
@@ -236,6 +275,8 @@ impl<'a> Sim<'a> {
             reqs: vec![ReqState::new(); n],
             resolved: 0,
             engines,
+            engine_of,
+            draw_maps,
             actions: Vec::new(),
             pylons,
             views,
@@ -257,14 +298,16 @@ impl<'a> Sim<'a> {
             wake_limit: policy.wake_rule().capacity_limit,
             woken: Vec::new(),
             coalescers: match s.coalesce_us {
-                Some(interval) => vec![Coalescer::new(interval); topo.backends.len()],
+                Some(interval) => vec![Coalescer::new(interval); members],
                 None => Vec::new(),
             },
             in_flight: 0,
             backlog: VecDeque::new(),
-            removed_at: vec![None; topo.backends.len()],
+            removed_at: vec![None; members],
+            out_of_view: vec![false; members],
+            cluster_removed: vec![false; topo.backends.len()],
             removed_any: false,
-            silent_until: vec![0; topo.backends.len()],
+            silent_until: vec![0; members],
             last_sent: 0,
             store,
         }
@@ -272,7 +315,7 @@ impl<'a> Sim<'a> {
 
     fn run_to_end(&mut self) {
         let heartbeat = self.s.heartbeat_us.max(1);
-        for b in 0..self.engines.len() {
+        for b in 0..self.pylons.len() {
             let phase = self.infra.random_range(0..heartbeat);
             self.queue.push(phase, Event::Heartbeat(b as u32));
         }
@@ -378,12 +421,68 @@ impl<'a> Sim<'a> {
             FaultAction::Remove => {
                 if self.removed_at[b].is_none() {
                     self.removed_at[b] = Some(self.now);
-                    self.removed_any = true;
+                    self.remove_member(b);
                 }
             }
             FaultAction::StatsOutage(us) => {
                 self.silent_until[b] = self.silent_until[b].max(self.now.saturating_add(us));
             }
         }
+    }
+
+    /// Member m's registration ended. In a cluster that keeps other
+    /// members it leaves every router's candidate view (the view
+    /// aggregates the others from now on); the last member of a cluster
+    /// leaves the cluster in the views, excluded from routing (so that
+    /// rankings and rings keep their membership).
+    fn remove_member(&mut self, m: usize) {
+        let s = self.s;
+        let topo = &s.topology;
+        let c = topo.members[m].cluster;
+        let cluster = &topo.backends[c];
+        let others = cluster
+            .members
+            .clone()
+            .any(|o| o != m && self.removed_at[o].is_none());
+        if !others {
+            self.cluster_removed[c] = true;
+            self.removed_any = true;
+            return;
+        }
+        self.out_of_view[m] = true;
+        for r in 0..self.views.len() {
+            self.views[r].remove_backend(&cluster.id, &topo.members[m].id);
+            self.view_changed(r, c);
+        }
+    }
+
+    /// Member m's position among its cluster's backends in the views.
+    fn view_position(&self, m: usize) -> usize {
+        let c = self.s.topology.members[m].cluster;
+        let first = self.s.topology.backends[c].members.start;
+        (first..m).filter(|&o| !self.out_of_view[o]).count()
+    }
+
+    /// The member at position `pos` of cluster c's backends in the views.
+    fn member_at(&self, c: usize, pos: usize) -> Option<usize> {
+        self.s.topology.backends[c]
+            .members
+            .clone()
+            .filter(|&o| !self.out_of_view[o])
+            .nth(pos)
+    }
+
+    /// Requests engine e runs (with shared engines, those of every
+    /// member's Pylon).
+    fn engine_live(&self, m: usize) -> u64 {
+        if !self.s.shared_engines {
+            return self.pylons[m].live();
+        }
+        let c = self.s.topology.members[m].cluster;
+        self.s.topology.backends[c]
+            .members
+            .clone()
+            .map(|o| self.pylons[o].live())
+            .sum()
     }
 }

@@ -20,6 +20,7 @@ impl Sim<'_> {
                 first_token: st.client_first_token,
                 done: st.client_done,
                 backend: st.backend,
+                member: st.member,
                 rank_depth: st.rank_depth,
                 input: p.input,
                 output: p.output,

@@ -71,13 +71,13 @@ impl Sim<'_> {
         }
         let p = self.plan.requests[idx];
         let router = p.router as usize;
-        let backends = self.engines.len();
+        let backends = self.s.topology.backends.len();
         let st = &mut self.reqs[idx];
         st.attempts += 1;
         // A removed backend is no candidate any more.
         if self.removed_any {
-            for (b, removed) in self.removed_at.iter().enumerate() {
-                if removed.is_some() && !st.excluded.contains(&(b as u32)) {
+            for (b, &removed) in self.cluster_removed.iter().enumerate() {
+                if removed && !st.excluded.contains(&(b as u32)) {
                     st.excluded.push(b as u32);
                 }
             }
@@ -193,16 +193,38 @@ impl Sim<'_> {
         let idx = i as usize;
         let p = self.plan.requests[idx];
         let router = p.router as usize;
+        // The router's rule picks the cluster's backend (docs/stargate.md
+        // 2.2 step 5), skipping those that answered 429 to this request;
+        // none left: the cluster is excluded and the loop decides again.
+        let failed = &self.reqs[idx].failed;
+        let picked = self.views[router]
+            .pick_backend(backend, |pos| {
+                self.member_at(backend, pos)
+                    .is_some_and(|m| !failed.contains(&(m as u32)))
+            })
+            .and_then(|pos| Some((pos, self.member_at(backend, pos)?)));
+        let Some((position, member)) = picked else {
+            let st = &mut self.reqs[idx];
+            if !st.excluded.contains(&(backend as u32)) {
+                st.excluded.push(backend as u32);
+            }
+            // The router was told of the dispatch: tell it it is over.
+            st.backend = backend as u32;
+            st.held = true;
+            self.release_at_router(i);
+            return self.route(i);
+        };
         let view = &mut self.views[router];
         let expected_queue_ms = if self.routers[router].sends_expected_queue() {
             view.snapshots().get(backend).and_then(expected_queue_ms)
         } else {
             None
         };
-        let reservation = view.reserve(backend, 0, 0, p.input);
+        let reservation = view.reserve(backend, position, 0, p.input);
         let st = &mut self.reqs[idx];
         st.dispatched_at = self.now;
         st.backend = backend as u32;
+        st.member = member as u32;
         st.rank_depth = rank_depth;
         st.reservation = reservation;
         st.expected_queue_ms = expected_queue_ms;
@@ -228,7 +250,17 @@ impl Sim<'_> {
         if st.rejections > self.s.max_retries {
             return self.resolve(i, Outcome::RetriesExhausted);
         }
-        if !st.excluded.contains(&backend) {
+        // The backend failed this request; its cluster is excluded once
+        // none of its backends is left (docs/stargate.md 2.2 steps 1, 5).
+        let cluster = &self.s.topology.backends[backend as usize];
+        let member = st.member;
+        if cluster.members.len() > 1 && !st.failed.contains(&member) {
+            st.failed.push(member);
+        }
+        let left = cluster.members.clone().any(|m| {
+            m as u32 != member && !st.failed.contains(&(m as u32)) && !self.out_of_view[m]
+        });
+        if !left && !st.excluded.contains(&backend) {
             st.excluded.push(backend);
         }
         self.route(i);

@@ -18,33 +18,42 @@ impl Sim<'_> {
             return; // its reservation lives until the next stats arrival
         }
         let b = self.reqs[idx].backend as usize;
+        let m = self.reqs[idx].member as usize;
         let p = self.plan.requests[idx];
-        if !self.pylons[b].admits(self.reqs[idx].expected_queue_ms) {
+        let engine_live = self.engine_live(m);
+        if !self.pylons[m].admits_with(self.reqs[idx].expected_queue_ms, engine_live) {
             let at = self.now + self.one_way[p.router as usize][b];
             self.queue.push(at, Event::MismatchReturn(i));
             return;
         }
-        self.pylons[b].accept(p.input);
-        self.pylon_changed(b);
+        self.pylons[m].accept(p.input);
+        self.pylon_changed(m);
         let st = &mut self.reqs[idx];
         st.received_at = self.now;
         st.phase = Phase::Queued;
+        // The request's draws, in this backend's ranges when its profile
+        // has its own.
+        let (jitter_ms, decode_tps) = match self.draw_maps.get(m) {
+            Some(Some(map)) => map.map(p.jitter_ms, p.decode_tps),
+            _ => (p.jitter_ms, p.decode_tps),
+        };
         let job = Job {
             id: i,
             key: p.key,
             input: p.input,
             output: p.output,
-            jitter_ms: p.jitter_ms,
-            decode_tps: p.decode_tps,
+            jitter_ms,
+            decode_tps,
             blocks: p.blocks,
         };
+        let e = self.engine_of[m] as usize;
         let mut out = std::mem::take(&mut self.actions);
-        self.engines[b].accept(self.now, job, &mut out);
-        self.apply(b, &mut out);
+        self.engines[e].accept(self.now, job, &mut out);
+        self.apply(e, &mut out);
         self.actions = out;
     }
 
-    /// One of backend b's engine timers is due.
+    /// One of engine b's timers is due.
     pub(super) fn engine_timer(&mut self, b: usize, timer: Timer) {
         let mut out = std::mem::take(&mut self.actions);
         if let Some(e) = self.engines.get_mut(b) {
@@ -54,7 +63,7 @@ impl Sim<'_> {
         self.actions = out;
     }
 
-    /// Applies backend b's engine actions in order, draining `out`.
+    /// Applies engine b's actions in order, draining `out`.
     fn apply(&mut self, b: usize, out: &mut Vec<Action>) {
         for action in out.drain(..) {
             match action {
@@ -67,8 +76,8 @@ impl Sim<'_> {
                         tag: timer.tag,
                     },
                 ),
-                Action::FirstToken(id) => self.first_token(b, id),
-                Action::Done(id) => self.complete(b, id),
+                Action::FirstToken(id) => self.first_token(id),
+                Action::Done(id) => self.complete(id),
             }
         }
     }
@@ -84,23 +93,28 @@ impl Sim<'_> {
         self.stats.max_slots_in_use = self.stats.max_slots_in_use.max(in_use);
     }
 
-    fn first_token(&mut self, b: usize, i: ReqId) {
+    fn first_token(&mut self, i: ReqId) {
         let idx = i as usize;
         let p = self.plan.requests[idx];
         let st = &mut self.reqs[idx];
-        self.pylons[b].first_token(st.received_at, self.now, p.input);
+        let (b, m) = (st.backend as usize, st.member as usize);
+        self.pylons[m].first_token(st.received_at, self.now, p.input);
         st.engine_first_token = self.now;
         st.client_first_token = self.now + self.one_way[p.router as usize][b];
         st.phase = Phase::Decoding;
         self.routers[p.router as usize].first_token(i, b);
-        self.pylon_changed(b);
+        self.pylon_changed(m);
     }
 
-    fn complete(&mut self, b: usize, i: ReqId) {
+    fn complete(&mut self, i: ReqId) {
         let idx = i as usize;
         let p = self.plan.requests[idx];
-        self.pylons[b].release_output(p.input);
-        self.pylon_changed(b);
+        let (b, m) = (
+            self.reqs[idx].backend as usize,
+            self.reqs[idx].member as usize,
+        );
+        self.pylons[m].release_output(p.input);
+        self.pylon_changed(m);
         self.slot_freed(i);
         self.release_at_router(i);
         let client_done = self.now + self.one_way[p.router as usize][b];
@@ -141,11 +155,11 @@ impl Sim<'_> {
         self.resolve(i, Outcome::TimedOut);
         self.release_at_router(i);
         let input = self.plan.requests[idx].input;
-        let b = self.reqs[idx].backend as usize;
+        let m = self.reqs[idx].member as usize;
         let phase = self.reqs[idx].phase;
         match phase {
-            Phase::Queued | Phase::Started => self.pylons[b].cancel_input(input),
-            Phase::Decoding => self.pylons[b].release_output(input),
+            Phase::Queued | Phase::Started => self.pylons[m].cancel_input(input),
+            Phase::Decoding => self.pylons[m].release_output(input),
             Phase::Routing | Phase::Done => return,
         }
         if phase == Phase::Queued {
@@ -153,10 +167,11 @@ impl Sim<'_> {
         } else {
             self.slot_freed(i);
         }
+        let e = self.engine_of[m] as usize;
         let mut out = std::mem::take(&mut self.actions);
-        self.engines[b].cancel(self.now, i, &mut out);
-        self.apply(b, &mut out);
+        self.engines[e].cancel(self.now, i, &mut out);
+        self.apply(e, &mut out);
         self.actions = out;
-        self.pylon_changed(b);
+        self.pylon_changed(m);
     }
 }

@@ -21,8 +21,12 @@ pub(super) enum Phase {
 pub(super) struct ReqState {
     pub(super) outcome: Option<Outcome>,
     pub(super) phase: Phase,
+    /// The cluster chosen, and its member the request went to.
     pub(super) backend: u32,
+    pub(super) member: u32,
     pub(super) excluded: Vec<u32>,
+    /// Members of a several-backend cluster that answered 429.
+    pub(super) failed: Vec<u32>,
     pub(super) rejections: u32,
     pub(super) attempts: u32,
     pub(super) dispatched_at: Micros,
@@ -55,7 +59,9 @@ impl ReqState {
             outcome: None,
             phase: Phase::Routing,
             backend: 0,
+            member: 0,
             excluded: Vec::new(),
+            failed: Vec::new(),
             rejections: 0,
             attempts: 0,
             dispatched_at: 0,

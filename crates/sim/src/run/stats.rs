@@ -80,21 +80,26 @@ impl Sim<'_> {
         }
     }
 
-    /// Takes backend b's stats report and sends it to every router, after
+    /// Takes member b's stats report and sends it to every router, after
     /// the one-way delay plus the relay delay.
     pub(super) fn publish(&mut self, b: u32) {
-        let topo = &self.s.topology;
+        let s = self.s;
+        let topo = &s.topology;
+        let e = self.engine_of[b as usize] as usize;
         let mut kv = Vec::new();
-        if let Some(e) = self.engines.get_mut(b as usize) {
+        if let Some(e) = self.engines.get_mut(e) {
             e.take_kv_events(&mut kv);
         }
         let mut stats = self.pylons[b as usize].report();
         if self.s.publish_kv {
-            if let Some(e) = self.engines.get(b as usize) {
+            if let Some(e) = self.engines.get(e) {
                 // Engine v3 reports its whole memory, reservations included.
                 stats.kv_capacity = e.kv_capacity();
                 stats.kv_used = e.kv_used();
             }
+        }
+        if self.s.shared_engines {
+            stats.engine_running = Some(self.engine_live(b as usize));
         }
         let report = self.reports.insert(InFlight {
             report: Rc::new(stats),
@@ -103,7 +108,7 @@ impl Sim<'_> {
         });
         let in_flight = self.reports.in_flight() as u64;
         self.stats.max_reports_in_flight = self.stats.max_reports_in_flight.max(in_flight);
-        let from = topo.backends[b as usize].region;
+        let from = topo.backends[topo.members[b as usize].cluster].region;
         let relay = from_ms(topo.stats_relay_ms);
         for (r, router) in topo.routers.iter().enumerate() {
             let delay = one_way(topo.rtt_ms(from, router.region)) + relay;
@@ -118,15 +123,21 @@ impl Sim<'_> {
         }
     }
 
-    /// A report reaches a router: it replaces the router's view of the
-    /// backend (clearing its reservations there) and brings the KV events.
-    pub(super) fn stats_arrive(&mut self, backend: usize, router: usize, report: u32) {
+    /// A report of member `member` reaches a router: it replaces the
+    /// router's view of that backend of its cluster (clearing its
+    /// reservations there) and brings the KV events.
+    pub(super) fn stats_arrive(&mut self, member: usize, router: usize, report: u32) {
         let Some((report, kv)) = self.reports.deliver(report) else {
             return;
         };
+        if self.out_of_view[member] {
+            return; // its registration ended: nothing left to update
+        }
+        let backend = self.s.topology.members[member].cluster;
+        let position = self.view_position(member);
         if let Some(v) = self.views.get_mut(router) {
             // Pylon reports are well-formed; a malformed one is ignored.
-            let _ = v.report_at(backend, 0, &report.backend_stats());
+            let _ = v.report_at(backend, position, &report.backend_stats());
             if !kv.is_empty() {
                 self.routers[router].kv_events(backend, &kv);
             }

@@ -4,6 +4,7 @@
 
 mod base;
 pub mod init;
+mod profiles;
 pub mod schema;
 mod spans;
 mod trace_report;
@@ -308,6 +309,7 @@ pub fn load_with(
         errors.push(Diagnostic::new(Code::InvalidValue, spans.at(path), message));
     };
     validate::numbers(&file, &mut invalid);
+    profiles::check(&file, &spans, &mut errors);
     let mut workload: Option<Arc<dyn WorkloadSource>> = file
         .workload
         .clone()
@@ -362,6 +364,7 @@ pub fn load_with(
         return Err(failure);
     }
     let mut settings = settings(&file, workload);
+    settings.profiles = profiles::member_profiles(&file, &settings.topology, &settings.pylon);
     // KV statistics are published when a policy reads them, so that the
     // outputs of every other scenario stay as they were.
     settings.publish_kv = policies.iter().any(|p| p.kind.reads_kv());
@@ -549,6 +552,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         measure_s: f.measure_s,
         mode: WaitMode::Faithful,
         profiles: Vec::new(),
+        shared_engines: false,
         max_in_flight: None,
         faults: Vec::new(),
         keep_detail: false,
@@ -703,6 +707,21 @@ mod tests {
         // Every optional field set, so that serde writes it.
         file.pylon.coalesce_ms = Some(5);
         file.engine.batched = Some(Default::default());
+        // One override of each kind, every field set (`*`: see
+        // schema::paths).
+        let every: crate::engine::overrides::EngineOverride = serde_json::from_value(
+            serde_json::json!({"model": "batched-v3", "slots": 1, "prefill_tps": 1.0,
+                "ttft_base_ms": 1.0, "ttft_jitter_ms": 1.0, "decode_tps": [1.0, 2.0],
+                "kv_capacity_tokens": 1, "backend_speed": 1.0,
+                "batched": {"num_gpu_workers": 1, "max_num_seqs": 1, "max_batched_tokens": 1,
+                    "step_fixed_ms": 1.0, "step_decode_ms_per_seq": 1.0,
+                    "step_prefill_ms_per_token": 1.0},
+                "initial_input_tps": 1.0}),
+        )
+        .expect("override");
+        file.engine.regions.insert("*".into(), every.clone());
+        file.engine.backends.insert("*".into(), every);
+        file.topology.regions[0].backends_per_cluster = 2;
         if let Some(w) = file.workload.as_mut() {
             w.block_tokens = Some(64);
         }

@@ -74,6 +74,7 @@ const REGION: &[Field] = &[
     req("routers", U32),
     req("backends", U32),
     req("traffic_weight", NUMBER),
+    opt("backends_per_cluster", U32),
 ];
 const TOPOLOGY: &[Field] = &[
     req("regions", Shape::List(&Shape::Object(REGION))),
@@ -90,6 +91,20 @@ const BATCHED: &[Field] = &[
     opt("step_decode_ms_per_seq", NUMBER),
     opt("step_prefill_ms_per_token", NUMBER),
 ];
+// A region's or backend's engine: every field optional (engine/overrides.rs).
+const BATCHED_OVERRIDE: &[Field] = BATCHED;
+const ENGINE_OVERRIDE: &[Field] = &[
+    opt("model", Shape::Str),
+    opt("slots", U32),
+    opt("prefill_tps", NUMBER),
+    opt("ttft_base_ms", NUMBER),
+    opt("ttft_jitter_ms", NUMBER),
+    opt("decode_tps", Shape::Pair(&NUMBER)),
+    opt("kv_capacity_tokens", U64),
+    opt("backend_speed", NUMBER),
+    opt("batched", Shape::Object(BATCHED_OVERRIDE)),
+    opt("initial_input_tps", NUMBER),
+];
 const ENGINE: &[Field] = &[
     // Checked with the supported names in validate.rs, which knows them.
     opt("model", Shape::Str),
@@ -101,6 +116,8 @@ const ENGINE: &[Field] = &[
     req("kv_capacity_tokens", U64),
     opt("backend_speed", NUMBER),
     opt("batched", Shape::Nullable(&Shape::Object(BATCHED))),
+    opt("regions", Shape::Map(&Shape::Object(ENGINE_OVERRIDE))),
+    opt("backends", Shape::Map(&Shape::Object(ENGINE_OVERRIDE))),
 ];
 const INPUT_TPS: &[Field] = &[
     req("mode", Shape::Enum(&["window", "constant"])),
@@ -377,7 +394,7 @@ fn wrong_type(node: &Node, path: &str, expected: &str) -> Diagnostic {
 fn expected(shape: Shape) -> String {
     match shape {
         Shape::Object(_) => "an object".into(),
-        Shape::Map(_) => "an object of names to strings".into(),
+        Shape::Map(inner) => format!("an object of names to {}", plural(*inner)),
         Shape::List(inner) => format!("an array of {}", plural(*inner)),
         Shape::Pair(inner) => format!("an array of two {}", plural(*inner)),
         Shape::Integer(max) if max == u64::MAX => "an integer from 0 to 2^64-1".into(),
@@ -480,6 +497,11 @@ pub(super) fn paths(shape: Shape, prefix: &str, out: &mut Vec<String>) {
         }
         Shape::Nullable(inner) => paths(*inner, prefix, out),
         Shape::List(inner) => paths(*inner, &format!("{prefix}.0"), out),
+        // The test names each map's one entry `*`.
+        Shape::Map(inner @ Shape::Object(_)) => {
+            out.push(format!("{prefix}.*"));
+            paths(*inner, &format!("{prefix}.*"), out);
+        }
         _ => {}
     }
 }

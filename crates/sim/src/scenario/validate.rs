@@ -2,7 +2,7 @@
 //! section of the file. Every check reports against the key it is about.
 
 use super::ScenarioFile;
-use crate::engine::{V1, V2, V3};
+use crate::engine::{EngineParams, V1, V2, V3};
 use crate::workload::trace::{Trace, TraceSpec, FORMATS};
 
 /// The most distinct prefix blocks a workload may have: each engine v2
@@ -16,6 +16,8 @@ pub const MAX_MS: u64 = 1_000_000_000;
 const MAX_DELAY_MS: f64 = 1_000_000.0;
 /// The longest run: warmup + measure, in seconds.
 pub const MAX_HORIZON_S: f64 = 1_000_000.0;
+/// The most backends (and routers) a topology may have.
+pub const MAX_BACKENDS: u64 = 10_000;
 /// The longest input-TPS window, in first tokens.
 const MAX_TPS_WINDOW: usize = 10_000;
 
@@ -93,14 +95,26 @@ fn topology(f: &ScenarioFile, err: &mut Err<'_>) {
             "at least one region needs routers and a non-zero `traffic_weight`".into(),
         );
     }
+    for (i, g) in t.regions.iter().enumerate() {
+        let per = g.backends_per_cluster;
+        if per == 0 || g.backends % per.max(1) != 0 {
+            err(
+                &format!("topology.regions.{i}.backends_per_cluster"),
+                format!(
+                    "`backends_per_cluster` must divide the region's `backends` ({}) into whole clusters",
+                    g.backends
+                ),
+            );
+        }
+    }
     if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() == 0 {
         err(
             "topology.regions",
             "the topology needs at least one backend".into(),
         );
     }
-    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() > 10_000
-        || t.regions.iter().map(|g| u64::from(g.routers)).sum::<u64>() > 10_000
+    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() > MAX_BACKENDS
+        || t.regions.iter().map(|g| u64::from(g.routers)).sum::<u64>() > MAX_BACKENDS
     {
         err(
             "topology.regions",
@@ -166,7 +180,20 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
 
 /// The engine profile.
 fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
-    let e = &f.engine;
+    let blocks = f.trace.is_some()
+        || f.workload
+            .as_ref()
+            .is_some_and(|w| w.block_tokens.is_some());
+    engine_params(&f.engine, blocks, &mut |field, message| {
+        err(&format!("engine.{field}"), message);
+    });
+}
+
+/// The rules of one engine profile (the fleet's, or a backend's with its
+/// overrides applied); `err` gets the field's path inside the profile
+/// (`slots`, `batched.max_num_seqs`). `blocks`: the workload has prefix
+/// blocks.
+pub(super) fn engine_params(e: &EngineParams, blocks: bool, err: &mut Err<'_>) {
     if ![V1, V2, V3].contains(&e.model.as_str()) {
         let hint = (e.model.len() <= 256)
             .then(|| routex::check::did_you_mean(&e.model, [V1, V2, V3]))
@@ -174,7 +201,7 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
             .map(|best| format!(" (did you mean \"{best}\"?)"))
             .unwrap_or_default();
         err(
-            "engine.model",
+            "model",
             format!(
                 "engine model \"{}\" is not supported{hint}; use \"{V1}\", \"{V2}\" or \"{V3}\"",
                 e.model
@@ -183,7 +210,7 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
     }
     if e.batched.is_some() && e.model != V3 {
         err(
-            "engine.batched",
+            "batched",
             format!(
                 "`batched` sets engine `{V3}`'s steps; this engine is `{}`",
                 e.model
@@ -193,28 +220,24 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
     if let Some(b) = &e.batched {
         batched(b, err);
     }
-    let blocks = f.trace.is_some()
-        || f.workload
-            .as_ref()
-            .is_some_and(|w| w.block_tokens.is_some());
     if e.model == V2 && !blocks {
         err(
-            "engine.model",
+            "model",
             format!("engine `{V2}` caches prefix blocks: give the workload `block_tokens` or replay a trace"),
         );
     }
     if e.slots == 0 {
-        err("engine.slots", "`slots` must be > 0".into());
+        err("slots", "`slots` must be > 0".into());
     }
     if !(e.prefill_tps.is_finite() && e.prefill_tps >= 1.0) {
         err(
-            "engine.prefill_tps",
+            "prefill_tps",
             "`prefill_tps` must be finite and >= 1".into(),
         );
     }
     if !(1e-3..=1e3).contains(&e.backend_speed) {
         err(
-            "engine.backend_speed",
+            "backend_speed",
             "`backend_speed` must be in 0.001..=1000".into(),
         );
     }
@@ -223,15 +246,18 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
         && e.decode_tps[0] <= e.decode_tps[1])
     {
         err(
-            "engine.decode_tps",
+            "decode_tps",
             "`decode_tps` must be [min, max] with 0.01 <= min <= max".into(),
         );
     }
-    if !((0.0..=MAX_DELAY_MS).contains(&e.ttft_base_ms)
-        && (0.0..=MAX_DELAY_MS).contains(&e.ttft_jitter_ms))
-    {
+    if !(0.0..=MAX_DELAY_MS).contains(&e.ttft_base_ms) {
         err(
-            "engine.ttft_base_ms",
+            "ttft_base_ms",
+            format!("`ttft_base_ms` and `ttft_jitter_ms` must be in 0..={MAX_DELAY_MS}"),
+        );
+    } else if !(0.0..=MAX_DELAY_MS).contains(&e.ttft_jitter_ms) {
+        err(
+            "ttft_jitter_ms",
             format!("`ttft_base_ms` and `ttft_jitter_ms` must be in 0..={MAX_DELAY_MS}"),
         );
     }
@@ -241,19 +267,19 @@ fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
 fn batched(b: &crate::engine::batched::BatchedParams, err: &mut Err<'_>) {
     if !(1..=1_024).contains(&b.num_gpu_workers) {
         err(
-            "engine.batched.num_gpu_workers",
+            "batched.num_gpu_workers",
             "`num_gpu_workers` must be in 1..=1024".into(),
         );
     }
     if !(1..=100_000).contains(&b.max_num_seqs) {
         err(
-            "engine.batched.max_num_seqs",
+            "batched.max_num_seqs",
             "`max_num_seqs` must be in 1..=100000".into(),
         );
     }
     if !(1..=100_000_000).contains(&b.max_batched_tokens) {
         err(
-            "engine.batched.max_batched_tokens",
+            "batched.max_batched_tokens",
             "`max_batched_tokens` must be in 1..=100000000".into(),
         );
     }
@@ -264,7 +290,7 @@ fn batched(b: &crate::engine::batched::BatchedParams, err: &mut Err<'_>) {
     ];
     if costs.iter().any(|c| !(0.0..=MAX_DELAY_MS).contains(c)) || b.step_fixed_ms <= 0.0 {
         err(
-            "engine.batched.step_fixed_ms",
+            "batched.step_fixed_ms",
             format!("step costs must be in 0..={MAX_DELAY_MS} ms, and `step_fixed_ms` > 0"),
         );
     }

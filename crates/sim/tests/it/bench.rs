@@ -36,14 +36,19 @@ fn a_good_file_maps_clusters_profiles_and_algorithms() {
     let s = &b.algorithms[0].settings;
     assert_eq!(s.max_in_flight, Some(8));
     assert_eq!(s.topology.routers.len(), 2);
-    // Registration rates of both pylons, pinned.
-    assert_eq!(s.profiles[0].pylon.initial_tps, 20_000.0);
-    assert_eq!(s.profiles[1].pylon.initial_tps, 4_000.0);
-    assert_eq!(s.profiles[1].engine.max_concurrency(), 2);
+    // Each pylon is a backend of its cluster, with its own registration
+    // rate, over the cluster's shared engine (both pylons' slots).
+    let ids: Vec<_> = s.topology.members.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["tier-0-p0", "tier-0-p1", "tier-1-p0", "tier-1-p1"]);
+    assert!(s.shared_engines);
+    let rates: Vec<_> = s.profiles.iter().map(|p| p.pylon.initial_tps).collect();
+    assert_eq!(rates, [10_000.0, 10_000.0, 2_000.0, 2_000.0]);
+    assert_eq!(s.profiles[3].engine.max_concurrency(), 2);
+    assert_eq!(s.profiles[3].pylon.slots, 2);
 }
 
 #[test]
-fn a_run_respects_the_in_flight_cap_and_routes_around_a_removed_cluster() {
+fn a_run_respects_the_in_flight_cap_and_routes_around_a_removed_pod() {
     let b = good();
     let requests = plan::materialize(&b.file);
     assert_eq!(requests.len(), 60);
@@ -61,19 +66,25 @@ fn a_run_respects_the_in_flight_cap_and_routes_around_a_removed_cluster() {
                 .count();
             assert!(open <= 8, "{open} in flight");
         }
-        // Backend index 3 is in cluster 1, removed when request 40 is sent.
-        let removed = d.removed_at[1].expect("removed");
+        // Backend index 3 is the second pylon of cluster 1, removed when
+        // request 40 is sent: the cluster keeps its first pylon, which
+        // takes every later request routed to it.
+        let removed = d.removed_at[3].expect("removed");
         assert_eq!(removed, d.requests[40].sent);
+        assert!(d.removed_at[..3].iter().all(Option::is_none));
         assert!(
-            d.requests[40..].iter().all(|q| q.backend == 0),
+            d.requests[40..]
+                .iter()
+                .all(|q| q.backend == 0 || q.member == 2),
             "{}",
             r.name
         );
-        assert_eq!(r.scores.removed, vec!["tier-1"]);
+        assert_eq!(r.scores.removed, vec!["tier-1-p1"]);
     }
     // Pulsar keeps hot keys on their cluster: more reuse than sampling
-    // would need, and its fallbacks only after the removal.
-    assert!(runs[1].scores.fallback > 0);
+    // would need, and no fallback, since the cluster that lost a pod is
+    // still a candidate (its other pylon serves its keys).
+    assert_eq!(runs[1].scores.fallback, 0);
     assert!(runs[1].scores.input_reuse_rate > 0.5);
     // The same file gives the same bench.json on 1 and 2 threads.
     let again = bench::run(&b, &requests, 2);
