@@ -72,7 +72,9 @@ fn the_bracket_ends_are_reported() {
 }
 
 /// The seeds' bisections share the threads probe by probe: the answer,
-/// every probe included, is the same on one thread as on three.
+/// every probe included, is the same on one thread as on three (one per
+/// seed, the most interleaved; two threads would add a slow search and
+/// no case).
 #[test]
 fn the_answer_does_not_depend_on_the_thread_count() {
     let p = guard_only(&[1, 2, 3], 5.0, 15.0);
@@ -82,10 +84,8 @@ fn the_answer_does_not_depend_on_the_thread_count() {
         calls.push((d, t))
     });
     assert_eq!(calls, [(1, 3), (2, 3), (3, 3)]);
-    for jobs in [2, 3] {
-        let many = search(&p, &spec, jobs, &AtomicBool::new(false), &mut |_, _| {});
-        assert_eq!(many, one, "{jobs} threads");
-    }
+    let three = search(&p, &spec, 3, &AtomicBool::new(false), &mut |_, _| {});
+    assert_eq!(three, one, "3 threads");
     assert!(one[0].seeds.iter().all(|s| s.probes.len() >= 4));
 }
 
