@@ -4,12 +4,17 @@
 use super::support::small;
 use routex_sim::capacity::{probe, search, CapacitySpec};
 use routex_sim::scenario::Prepared;
+use routex_sim::WaitMode;
 use std::sync::atomic::AtomicBool;
 
 /// tests/inputs/sim/small.json with its `guard` policy only, `seeds`, and
 /// a `warmup_s` + `measure_s` window.
 fn guard_only(seeds: &[u64], warmup_s: f64, measure_s: f64) -> Prepared {
     let mut p = small();
+    // Fast mode (parking, not polling): these tests are about the search,
+    // which treats both modes alike, and polling made them the longest of
+    // the simulator's tests.
+    p.settings.mode = WaitMode::Fast;
     p.file.seeds = seeds.to_vec();
     p.set_window(warmup_s, measure_s);
     p.policies.retain(|x| x.name == "guard");

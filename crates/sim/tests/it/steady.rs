@@ -5,6 +5,7 @@
 
 use super::support::{input, prepared, run_one};
 use routex_sim::scenario::Prepared;
+use routex_sim::WaitMode;
 use std::path::PathBuf;
 
 /// A generated session trace: one request per second of native time,
@@ -41,7 +42,11 @@ fn trace_scenario(lines: usize, repeat: &str) -> Prepared {
         "trace".into(),
         serde_json::json!({"path": path.display().to_string(), "repeat": repeat}),
     );
-    prepared(&v.to_string())
+    let mut p = prepared(&v.to_string());
+    // Fast mode (parking, not polling): the window's bounds hold in both
+    // modes, and polling made these the longest of the simulator's tests.
+    p.settings.mode = WaitMode::Fast;
+    p
 }
 
 /// The fleet's warm capacity: 24 slots over the shortest warm service
