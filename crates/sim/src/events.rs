@@ -17,6 +17,8 @@ pub enum Event {
     Send(ReqId),
     /// The scenario's fault of this index happens now.
     Fault(u32),
+    /// The slow-down of the fault of this index ends now.
+    FaultEnds(u32),
     RouteAttempt(ReqId),
     /// Fast mode: the end of a park (the wait is over or the max-wait
     /// deadline came); stale when `token` is not the request's current park.

@@ -33,6 +33,13 @@ pub enum FaultAction {
     /// Its Pylon publishes nothing for this long; routers keep its last
     /// report.
     StatsOutage(Micros),
+    /// Its engine serves `factor` times slower than its profile (for
+    /// `duration`, or for the rest of the run); the Pylon measures and
+    /// reports what the engine does.
+    SlowDown {
+        factor: f64,
+        duration: Option<Micros>,
+    },
 }
 
 /// A change of one backend during a run.

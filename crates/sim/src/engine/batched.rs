@@ -195,6 +195,8 @@ struct Worker {
 pub struct BatchedEngine {
     p: BatchedParams,
     speed: f64,
+    /// The profile's speed (`speed` is it divided by a slow-down).
+    base_speed: f64,
     capacity: u64,
     workers: Vec<Worker>,
     /// Off only in tests that compare the jumps with single steps.
@@ -207,6 +209,7 @@ impl BatchedEngine {
         let workers = vec![Worker::default(); p.num_gpu_workers.max(1) as usize];
         BatchedEngine {
             speed: params.backend_speed,
+            base_speed: params.backend_speed,
             capacity: params.kv_capacity_tokens,
             workers,
             p,
@@ -465,6 +468,15 @@ impl EngineModel for BatchedEngine {
                 return;
             }
         }
+    }
+
+    fn slow_down(&mut self, now: Micros, factor: f64, out: &mut Vec<Action>) {
+        // The steps left of each jump were timed at the old speed: keep only
+        // the step in progress.
+        for w in 0..self.workers.len() {
+            self.cut_jump(w, now, out);
+        }
+        self.speed = self.base_speed / factor;
     }
 
     fn warm(&mut self, job: &Job) {

@@ -213,6 +213,15 @@ pub trait EngineModel: std::fmt::Debug + Send {
     /// and tests start warm with it).
     fn warm(&mut self, job: &Job);
 
+    /// Serves `factor` times slower than its profile from now on (1: the
+    /// profile's speed again; a fault, docs/simulator.md "Faults"). Work
+    /// already scheduled keeps its time: engines v1 and v2 (and the
+    /// stargate-bench mock) take `factor` times as long for each prefill
+    /// and decode that starts from now, engine v3 for each step that starts
+    /// from now (a jump over several steps is cut at the step in
+    /// progress; the actions go to `out`).
+    fn slow_down(&mut self, now: Micros, factor: f64, out: &mut Vec<Action>);
+
     /// Engine v2 only: log block stores and removals from now on, for
     /// routers that follow KV events.
     fn log_kv_events(&mut self) {}

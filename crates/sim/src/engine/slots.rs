@@ -121,6 +121,9 @@ pub struct SlotEngine<C, T = EngineParams> {
     running: Vec<Running>,
     cache: C,
     blocks: BlockPlan,
+    /// Prefill and decode last this many times their profile's time (a
+    /// slow-down fault); 1 otherwise.
+    slow: f64,
 }
 
 /// Engine v1, `mockdynamo-v1`.
@@ -159,6 +162,17 @@ impl<C: PrefixCache, T: Timing> SlotEngine<C, T> {
             running: Vec::with_capacity(slots.min(1_024) as usize),
             cache,
             blocks: blocks.clone(),
+            slow: 1.0,
+        }
+    }
+
+    /// A prefill or decode time under the slow-down, rounded to the µs
+    /// (untouched at speed 1).
+    fn slowed(&self, us: Micros) -> Micros {
+        if self.slow == 1.0 {
+            us
+        } else {
+            (us as f64 * self.slow).round() as Micros
         }
     }
 
@@ -170,7 +184,7 @@ impl<C: PrefixCache, T: Timing> SlotEngine<C, T> {
             stage: PREFILL_DONE,
         });
         out.push(Action::Started { id: job.id, reused });
-        let at = now + self.timing.prefill_us(job.input - reused.min(job.input));
+        let at = now + self.slowed(self.timing.prefill_us(job.input - reused.min(job.input)));
         out.push(schedule(at, job.id, PREFILL_DONE));
     }
 
@@ -217,7 +231,7 @@ impl<C: PrefixCache, T: Timing> EngineModel for SlotEngine<C, T> {
             }
             FIRST_TOKEN => {
                 self.running[pos].stage = COMPLETE;
-                let at = now + self.timing.decode_us(&job);
+                let at = now + self.slowed(self.timing.decode_us(&job));
                 out.push(schedule(at, job.id, COMPLETE));
                 out.push(Action::FirstToken(job.id));
             }
@@ -235,6 +249,10 @@ impl<C: PrefixCache, T: Timing> EngineModel for SlotEngine<C, T> {
             // No KV store when prefill had not finished.
             self.release(now, pos, out);
         }
+    }
+
+    fn slow_down(&mut self, _now: Micros, factor: f64, _out: &mut Vec<Action>) {
+        self.slow = factor;
     }
 
     fn warm(&mut self, job: &Job) {

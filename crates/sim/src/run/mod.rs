@@ -9,6 +9,7 @@
 //! `serving` (engines and client timeouts), `stats` (Pylon reports and
 //! their delivery) and `records` (the metrics at the end).
 
+mod faults;
 mod records;
 mod routing_loop;
 mod serving;
@@ -17,7 +18,7 @@ mod stats;
 
 use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
-use super::fleet::{BackendProfile, DrawMap, Fault, FaultAction, RunDetail, Trigger};
+use super::fleet::{BackendProfile, DrawMap, Fault, RunDetail, Trigger};
 use super::gateway::{LastClusterStore, StoreSettings};
 use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
 use super::park::{ParkingLot, WaitMode};
@@ -165,6 +166,8 @@ struct Sim<'a> {
     cluster_removed: Vec<bool>,
     removed_any: bool,
     silent_until: Vec<Micros>,
+    /// Per engine: the slow-down fault in force, if any.
+    slowed_by: Vec<Option<usize>>,
     /// The latest send (the measured window's end under a closed loop).
     last_sent: Micros,
     /// The gateway's last-cluster store, when the scenario has one.
@@ -308,6 +311,7 @@ impl<'a> Sim<'a> {
             cluster_removed: vec![false; topo.backends.len()],
             removed_any: false,
             silent_until: vec![0; members],
+            slowed_by: Vec::new(),
             last_sent: 0,
             store,
         }
@@ -364,6 +368,7 @@ impl<'a> Sim<'a> {
             Event::Arrive(i) => self.arrive(i),
             Event::Send(i) => self.send(i),
             Event::Fault(f) => self.fault(f as usize),
+            Event::FaultEnds(f) => self.fault_ends(f as usize),
             Event::RouteAttempt(i) => self.route(i),
             Event::Unpark { req, token } => {
                 if self.lot.take(req, token) {
@@ -381,8 +386,10 @@ impl<'a> Sim<'a> {
                 if let Some(c) = self.coalescers.get_mut(b as usize) {
                     c.published(self.now);
                 }
-                self.stats.publications += 1;
-                self.publish(b);
+                if self.publishes(b as usize) {
+                    self.stats.publications += 1;
+                    self.publish(b);
+                }
             }
             Event::StatsArrive {
                 backend,
@@ -405,54 +412,6 @@ impl<'a> Sim<'a> {
                     self.queue.push(self.now, Event::Send(next));
                 }
             }
-        }
-    }
-
-    /// Applies fault `f` now.
-    fn fault(&mut self, f: usize) {
-        let Some(fault) = self.s.faults.get(f).copied() else {
-            return;
-        };
-        let b = fault.backend as usize;
-        if b >= self.removed_at.len() {
-            return;
-        }
-        match fault.action {
-            FaultAction::Remove => {
-                if self.removed_at[b].is_none() {
-                    self.removed_at[b] = Some(self.now);
-                    self.remove_member(b);
-                }
-            }
-            FaultAction::StatsOutage(us) => {
-                self.silent_until[b] = self.silent_until[b].max(self.now.saturating_add(us));
-            }
-        }
-    }
-
-    /// Member m's registration ended. In a cluster that keeps other
-    /// members it leaves every router's candidate view (the view
-    /// aggregates the others from now on); the last member of a cluster
-    /// leaves the cluster in the views, excluded from routing (so that
-    /// rankings and rings keep their membership).
-    fn remove_member(&mut self, m: usize) {
-        let s = self.s;
-        let topo = &s.topology;
-        let c = topo.members[m].cluster;
-        let cluster = &topo.backends[c];
-        let others = cluster
-            .members
-            .clone()
-            .any(|o| o != m && self.removed_at[o].is_none());
-        if !others {
-            self.cluster_removed[c] = true;
-            self.removed_any = true;
-            return;
-        }
-        self.out_of_view[m] = true;
-        for r in 0..self.views.len() {
-            self.views[r].remove_backend(&cluster.id, &topo.members[m].id);
-            self.view_changed(r, c);
         }
     }
 

@@ -37,13 +37,7 @@ impl Sim<'_> {
             self.plan.requests[idx].arrival = self.now;
         }
         self.last_sent = self.last_sent.max(self.now);
-        if !self.s.faults.is_empty() {
-            for f in 0..self.s.faults.len() {
-                if self.s.faults[f].trigger == crate::fleet::Trigger::Request(i) {
-                    self.fault(f);
-                }
-            }
-        }
+        self.request_faults(i);
         let arrival = self.plan.requests[idx].arrival;
         self.timeouts
             .push_back((arrival.saturating_add(self.s.timeout_us), i));

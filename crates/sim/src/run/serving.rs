@@ -64,7 +64,7 @@ impl Sim<'_> {
     }
 
     /// Applies engine b's actions in order, draining `out`.
-    fn apply(&mut self, b: usize, out: &mut Vec<Action>) {
+    pub(super) fn apply(&mut self, b: usize, out: &mut Vec<Action>) {
         for action in out.drain(..) {
             match action {
                 Action::Started { id, reused } => self.started(b, id, reused),

@@ -61,12 +61,17 @@ impl ReportSlab {
 }
 
 impl Sim<'_> {
+    /// Whether member m's Pylon publishes now: a removed backend, or one in
+    /// a stats outage, publishes nothing (heartbeats and change-driven
+    /// publications alike).
+    pub(super) fn publishes(&self, m: usize) -> bool {
+        self.removed_at.get(m).is_some_and(Option::is_none)
+            && self.silent_until.get(m).is_none_or(|&t| t <= self.now)
+    }
+
     pub(super) fn heartbeat(&mut self, b: u32) {
         let i = b as usize;
-        // A removed backend, or one in a stats outage, publishes nothing.
-        if self.removed_at.get(i).is_some_and(Option::is_none)
-            && self.silent_until.get(i).is_none_or(|&t| t <= self.now)
-        {
+        if self.publishes(i) {
             self.publish(b);
         }
         self.queue

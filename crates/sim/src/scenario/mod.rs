@@ -3,6 +3,7 @@
 //! text where practical; unknown fields are rejected.
 
 mod base;
+pub mod faults;
 pub mod init;
 mod profiles;
 pub mod schema;
@@ -57,6 +58,9 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub base_config: Option<serde_json::Value>,
     pub policies: IndexMap<String, String>,
+    /// How the fleet changes during a run (docs/simulator.md, "Faults").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<faults::FaultSpec>,
     /// The stargate target the base configuration and the policies are
     /// compiled for (docs/stargate.md 0.1); absent: the command line's
     /// `--stargate`, else the newest.
@@ -310,6 +314,7 @@ pub fn load_with(
     };
     validate::numbers(&file, &mut invalid);
     profiles::check(&file, &spans, &mut errors);
+    faults::check(&file, &spans, &mut errors);
     let mut workload: Option<Arc<dyn WorkloadSource>> = file
         .workload
         .clone()
@@ -365,6 +370,7 @@ pub fn load_with(
     }
     let mut settings = settings(&file, workload);
     settings.profiles = profiles::member_profiles(&file, &settings.topology, &settings.pylon);
+    settings.faults = faults::resolve(&file, &settings.topology);
     // KV statistics are published when a policy reads them, so that the
     // outputs of every other scenario stay as they were.
     settings.publish_kv = policies.iter().any(|p| p.kind.reads_kv());
@@ -736,6 +742,14 @@ mod tests {
         });
         file.base_config = Some(serde_json::json!({"default": "random"}));
         file.stargate = Some(Target::Widening);
+        file.faults = vec![faults::FaultSpec {
+            at_s: Some(1.0),
+            at_request: Some(2),
+            backend: "b".into(),
+            action: faults::FaultActionSpec::StatsOutage,
+            duration_s: Some(1.0),
+            factor: Some(2.0),
+        }];
         file.client.last_cluster_store = Some(LastClusterStoreSpec {
             ttl_ms: 1,
             max_sessions: Some(2),

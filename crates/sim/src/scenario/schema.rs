@@ -173,6 +173,14 @@ const TRACE: &[Field] = &[
     opt("max_requests", Shape::Nullable(&U64)),
     opt("repeat", Shape::Enum(&["fresh", "same"])),
 ];
+const FAULT: &[Field] = &[
+    opt("at_s", NUMBER),
+    opt("at_request", U32),
+    req("backend", Shape::Str),
+    req("action", Shape::Enum(&super::faults::ACTIONS)),
+    opt("duration_s", NUMBER),
+    opt("factor", NUMBER),
+];
 
 /// The whole scenario file.
 pub(super) const SCENARIO: Shape = Shape::Object(&[
@@ -190,6 +198,7 @@ pub(super) const SCENARIO: Shape = Shape::Object(&[
     opt("trace", Shape::Nullable(&Shape::Object(TRACE))),
     opt("base_config", Shape::Any),
     req("policies", Shape::Map(&Shape::Str)),
+    opt("faults", Shape::List(&Shape::Object(FAULT))),
     opt("stargate", Shape::Enum(&TARGETS)),
 ]);
 

@@ -278,3 +278,39 @@ fn overflow_guard_workload_capacities_are_320_warm_and_49_cold() {
     // Caching is worth about 6.5x here (1.6x under engine v1).
     assert!((5.5..7.5).contains(&(warm / cold)), "{}", warm / cold);
 }
+
+#[test]
+fn a_slow_down_scales_the_steps_that_start_after_it() {
+    // As `one_decode_is_one_step_per_token`, twice as slow from the start:
+    // every step 2 x 4 085 us.
+    let mut e = BatchedEngine::new(&params(400_000));
+    e.warm(&job(0, 7, 1_000, 1));
+    let mut d = Driver::new(e);
+    let mut out = Vec::new();
+    d.engine.slow_down(0, 2.0, &mut out);
+    d.take(0, out);
+    d.send(0, job(1, 7, 1_000, 3));
+    let log = d.finish();
+    assert_eq!(
+        log[1..],
+        [(8_170, Action::FirstToken(1)), (24_510, Action::Done(1))]
+    );
+    // Slowed at 5 000 us, in the jump over steps 2 and 3: step 2 (4 085 to
+    // 8 170) keeps its time, step 3 takes 8 170 us; and back to speed 1 at
+    // 10 000, in step 3, changes nothing before its end.
+    let mut e = BatchedEngine::new(&params(400_000));
+    e.warm(&job(0, 7, 1_000, 1));
+    let mut d = Driver::new(e);
+    d.send(0, job(1, 7, 1_000, 3));
+    for (at, factor) in [(5_000, 2.0), (10_000, 1.0)] {
+        d.run_until(at);
+        let mut out = Vec::new();
+        d.engine.slow_down(at, factor, &mut out);
+        d.take(at, out);
+    }
+    let log = d.finish();
+    assert_eq!(
+        log[1..],
+        [(4_085, Action::FirstToken(1)), (16_340, Action::Done(1))]
+    );
+}

@@ -15,7 +15,7 @@ use std::rc::Rc;
 /// 1 000-token prefill at 1 000 tokens/s and one output token: a request
 /// holds its backend exactly 1 s at speed 1. Round-robin, no admission,
 /// no RTT, a client that never gives up.
-fn fleet() -> Value {
+pub(crate) fn fleet() -> Value {
     json!({
         "name": "fleet", "seeds": [1], "warmup_s": 0, "measure_s": 10,
         "rates_rps": [10],
@@ -51,7 +51,7 @@ fn load_fleet(v: &Value) -> routex_sim::scenario::Prepared {
 
 /// Requests each backend (cluster) of region `r` finished by `end_us`,
 /// and when each got its first request.
-fn served_by(v: &Value, end_us: u64) -> [(u64, u64); 2] {
+pub(crate) fn served_by(v: &Value, end_us: u64) -> [(u64, u64); 2] {
     let p = load_fleet(v);
     let r = run_one(&p, "rr", 10.0, 1);
     let d = r.detail.expect("detail");
@@ -69,7 +69,7 @@ fn served_by(v: &Value, end_us: u64) -> [(u64, u64); 2] {
 /// Round-robin offers each backend 5 RPS, far above what either serves:
 /// both are busy from their first request on, so a backend with service
 /// time S finishes floor((T - first) / S) requests by T.
-fn assert_saturated(served: [(u64, u64); 2], service_us: [u64; 2], end_us: u64) {
+pub(crate) fn assert_saturated(served: [(u64, u64); 2], service_us: [u64; 2], end_us: u64) {
     for (b, &(n, first)) in served.iter().enumerate() {
         assert_eq!(
             n,
@@ -281,7 +281,7 @@ fn bad_profiles_and_clusters_are_diagnostics_at_their_keys() {
 
 /// One line per diagnostic: code, line:column, the text it points at,
 /// the message and the help.
-fn listing(text: &str, ds: &[routex::diag::Diagnostic]) -> String {
+pub(crate) fn listing(text: &str, ds: &[routex::diag::Diagnostic]) -> String {
     let mut out = String::new();
     for d in ds {
         let line = text[..d.span.start].matches('\n').count() + 1;

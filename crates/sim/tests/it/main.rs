@@ -10,6 +10,7 @@ mod determinism;
 mod engine_v2;
 mod engine_v3;
 mod fast;
+mod faults;
 mod fleets;
 mod gateway;
 mod input_work;
