@@ -116,10 +116,26 @@ impl<T> Pool<T> {
         f(self.shard(id).write().get_mut(&id))
     }
 
-    /// Drops the owner's state (outside the lock).
-    pub fn remove(&self, id: u64) {
-        let removed = self.shard(id).write().remove(&id);
-        drop(removed);
+    /// Takes the owner's state out of the pool. A shard's table that
+    /// is down to a quarter of its capacity is halved, so the pool holds
+    /// at most 4 table entries per live owner once owners go (plus a
+    /// minimum per shard), never the peak's.
+    /// Returns the state for the caller to drop (after the lock).
+    pub fn remove(&self, id: u64) -> Option<T> {
+        let mut shard = self.shard(id).write();
+        let removed = shard.remove(&id);
+        if shard.len() < shard.capacity() / 4 {
+            let len = shard.len();
+            shard.shrink_to(len * 2);
+        }
+        removed
+    }
+
+    /// The table entries the pool has room for (its capacity), for the
+    /// tests of its bound.
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.shards.iter().map(|s| s.read().capacity()).sum()
     }
 }
 
@@ -188,5 +204,29 @@ mod tests {
         pool.remove(ids[3]);
         assert_eq!(pool.read(ids[3], |v| v.copied()), None);
         assert_eq!(pool.read(ids[4], |v| v.copied()), Some(41));
+    }
+
+    #[test]
+    fn the_pool_shrinks_as_owners_go() {
+        let pool = Pool::default();
+        let ids: Vec<u64> = (0..64_000u64).map(|i| pool.insert(i)).collect();
+        let peak = pool.capacity();
+        assert!(peak >= 64_000);
+        let (gone, kept) = ids.split_at(63_000);
+        for &id in gone {
+            pool.remove(id);
+        }
+        // At most 4 entries per live owner, and a small minimum per shard
+        // (a hash table of 3 or fewer entries holds 3 or 7).
+        let bound = 4 * kept.len() + POOL_SHARDS * 7;
+        assert!(
+            pool.capacity() <= bound,
+            "{} entries of room for {} owners (peak {peak}), bound {bound}",
+            pool.capacity(),
+            kept.len()
+        );
+        for &id in kept {
+            assert_eq!(pool.read(id, |v| v.copied()), Some(id), "kept owners stay");
+        }
     }
 }
