@@ -25,7 +25,7 @@ pub struct LegacyBandWalk {
 impl LegacyBandWalk {
     pub fn new(settings: &PulsarWaitAndWidenSettings, initial_wait_ms: u64) -> Self {
         LegacyBandWalk {
-            ranker: Ranker::new(&settings.seed, settings.rendezvous_weight),
+            ranker: Ranker::new(&settings.seed, settings.rendezvous_weight, false),
             settings: settings.clone(),
             initial_wait: Duration::from_millis(initial_wait_ms),
         }

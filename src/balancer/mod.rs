@@ -19,6 +19,7 @@ mod fifo;
 pub mod hash;
 #[cfg(not(feature = "testing"))]
 mod hash;
+mod id_index;
 mod legacy;
 mod membership;
 mod power_of_n;
@@ -331,22 +332,21 @@ impl Balancer {
     ) -> (Decision, SessionCount) {
         // The session, once per decision: the algorithm's reorder and the
         // selection counters read the same classification and position.
-        let session = self
-            .sessions_on()
-            .then(|| session::Session::of(request, clusters))
-            .flatten();
-        let decision = match &self.kind {
-            Kind::PowerOfN(s) => {
-                power_of_n::decide(s, request, clusters, rng, &mut scratch.members)
-            }
-            Kind::WaitAndWiden(b) => b.decide(request, clusters, session, rng, scratch),
-            Kind::RoundRobin(b) => b.decide(request, clusters),
-            Kind::Random => random::decide(request, clusters, rng),
-            Kind::Pulsar(b) => b.decide(request, clusters, ids, scratch),
-            Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, session, ids, rng, scratch),
-            Kind::LegacyBandWalk(b) => b.decide(request, clusters, ids, rng, scratch),
+        // Both algorithms find the hint's cluster while they read their
+        // ranking cache or ring (the cache key's id index).
+        let (decision, session) = match &self.kind {
+            Kind::PowerOfN(s) => (
+                power_of_n::decide(s, request, clusters, rng, &mut scratch.members),
+                None,
+            ),
+            Kind::WaitAndWiden(b) => b.decide(request, clusters, rng, scratch),
+            Kind::RoundRobin(b) => (b.decide(request, clusters), None),
+            Kind::Random => (random::decide(request, clusters, rng), None),
+            Kind::Pulsar(b) => (b.decide(request, clusters, ids, scratch), None),
+            Kind::PulsarWaitAndWiden(b) => b.decide(request, clusters, ids, rng, scratch),
+            Kind::LegacyBandWalk(b) => (b.decide(request, clusters, ids, rng, scratch), None),
             #[cfg(feature = "testing")]
-            Kind::StandIn(b) => b.decide(request, clusters, rng, scratch),
+            Kind::StandIn(b) => (b.decide(request, clusters, rng, scratch), None),
         };
         let counted = match (&self.sessions, session) {
             (Some(counters), Some(s)) => self.count_session(counters, s, clusters, &decision),

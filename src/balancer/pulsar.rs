@@ -15,7 +15,7 @@ impl Pulsar {
     pub fn new(settings: &PulsarSettings) -> Self {
         Pulsar {
             consider_kv: settings.consider_kv_free_tokens,
-            ranker: Ranker::new(&settings.seed, settings.rendezvous_weight),
+            ranker: Ranker::new(&settings.seed, settings.rendezvous_weight, false),
         }
     }
 

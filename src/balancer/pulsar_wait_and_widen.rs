@@ -61,7 +61,11 @@ pub fn open_prefix(
 impl PulsarWaitAndWiden {
     pub fn new(settings: &PulsarWaitAndWidenSettings) -> Self {
         PulsarWaitAndWiden {
-            ranker: Ranker::new(&settings.seed, settings.rendezvous_weight),
+            ranker: Ranker::new(
+                &settings.seed,
+                settings.rendezvous_weight,
+                settings.last_cluster_affinity,
+            ),
             settings: settings.clone(),
         }
     }
@@ -80,22 +84,45 @@ impl PulsarWaitAndWiden {
         self.settings.cache_affinity_backend_selection_count.max(1)
     }
 
-    /// `session`: the request's session when this policy turns
-    /// `last_cluster_affinity` on ([`Session::of`], computed once per
-    /// decision by the caller).
+    /// The decision, and the request's session when this policy turns
+    /// `last_cluster_affinity` on (once per decision, for the caller's
+    /// counters too): its hint is found through the ranking cache's id
+    /// index while the ranking is read, a scan only when the cache was not
+    /// current.
     pub fn decide(
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
-        session: Option<Session>,
         ids: Option<Membership>,
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> (Decision, Option<Session>) {
+        // 1. The ranking (cached per key).
+        let hint = self.sessions_on().then(|| Session::hint(request)).flatten();
+        let found = self
+            .ranker
+            .rank_finding(request, clusters, ids, hint, scratch);
+        let session = self
+            .sessions_on()
+            .then(|| Session::found(request, clusters, found))
+            .flatten();
+        (
+            self.decide_ranked(request, clusters, session, rng, scratch),
+            session,
+        )
+    }
+
+    /// Steps 2-8 over the ranking in `scratch.ranking`.
+    fn decide_ranked(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        session: Option<Session>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
         let s = &self.settings;
         let kv = s.consider_kv_free_tokens;
-        // 1. The ranking (cached per key).
-        self.ranker.rank(request, clusters, ids, scratch);
         if scratch.ranking.is_empty() {
             return Decision::Unavailable;
         }

@@ -103,12 +103,18 @@ pub struct Ranker {
 }
 
 impl Ranker {
-    pub fn new(seed: &str, weight: RendezvousWeight) -> Self {
+    /// `indexed`: the cache also indexes its candidates' ids, for
+    /// [`Ranker::rank_finding`] (an instance that classifies sessions).
+    pub fn new(seed: &str, weight: RendezvousWeight, indexed: bool) -> Self {
         Ranker {
             seed: seed.to_owned(),
             weight,
             rankings: pool().insert(Rankings {
-                target: TargetKey::default(),
+                target: if indexed {
+                    TargetKey::indexed()
+                } else {
+                    TargetKey::default()
+                },
                 map: FifoMap::new(CAPACITY),
             }),
             probation: Mutex::new(Probation::new(CAPACITY)),
@@ -124,13 +130,32 @@ impl Ranker {
         ids: Option<Membership>,
         scratch: &mut Scratch,
     ) {
+        self.rank_finding(request, clusters, ids, None, scratch);
+    }
+
+    /// [`Ranker::rank`], also finding `find`'s candidate position through
+    /// the cache's id index while the cache is read anyway (the cache's
+    /// key has just matched the candidates, so the index is theirs): the
+    /// first position of that id, `Some(None)` when no candidate has it,
+    /// `None` when the index could not say (no `find`, an instance
+    /// without an index, a key over the cached length, or a cache that was
+    /// not current): the caller then scans.
+    pub fn rank_finding(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
+        find: Option<&str>,
+        scratch: &mut Scratch,
+    ) -> Option<Option<usize>> {
         let key = request.cache_affinity_key.unwrap_or("");
         if key.len() > MAX_CACHED_KEY_BYTES {
             self.compute(request, clusters, scratch);
-            return;
+            return None;
         }
         let which = self.weight;
         let bits = |c: &ClusterSnapshot| weight(c, which).map(f64::to_bits);
+        let mut found = None;
         // The hit path: shared access only.
         // `None`: a hit, `scratch.ranking` is filled.
         let full = pool().read(self.rankings, |cache| {
@@ -139,6 +164,9 @@ impl Ranker {
                 return Some(false);
             };
             let current = cache.target.matches(request, clusters, ids, bits);
+            if current {
+                found = find.and_then(|id| cache.target.position(clusters, id));
+            }
             if let Some(cached) = cache.map.get(key).filter(|_| current) {
                 scratch.ranking.clear();
                 scratch.ranking.extend_from_slice(cached);
@@ -147,18 +175,19 @@ impl Ranker {
             Some(current && cache.map.is_full())
         });
         let Some(full) = full else {
-            return;
+            return found;
         };
         self.compute(request, clusters, scratch);
         // A first miss on a full cache only enters probation.
         if full && !self.probation().second_miss(key) {
-            return;
+            return found;
         }
         pool().write(self.rankings, |cache| {
             if let Some(cache) = cache {
                 self.store(cache, request, clusters, ids, full, scratch);
             }
         });
+        found
     }
 
     /// Stores a miss's ranking (under the pool's write lock).

@@ -113,17 +113,19 @@ impl SessionCounters {
 pub fn classify(hint: Option<&str>, clusters: &[ClusterSnapshot]) -> SessionState {
     match hint {
         None => SessionState::New,
-        Some(id) if clusters.iter().any(|c| c.id == id) => SessionState::Returning,
+        Some(id) if clusters.iter().any(|c| same_id(&c.id, id)) => SessionState::Returning,
         Some(_) => SessionState::Stale,
     }
 }
 
 /// `a == b`, testing the last byte before the rest: a fleet's cluster ids
 /// tend to share their length and a prefix (`cluster-07`, `cluster-12`)
-/// and differ at the end, so most candidates are told apart without a
-/// `memcmp` call.
+/// and differ at the end, so most candidates are told apart without
+/// reading them whole.
 fn same_id(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
+    a.len() == b.len()
+        && a.as_bytes().last() == b.as_bytes().last()
+        && super::id_index::same_id(a, b)
 }
 
 /// A request's session as one decision uses it: its state and, for a
@@ -143,8 +145,30 @@ impl Session {
     /// One pass over the candidates' ids at most (a decision computes it
     /// once and hands it to the algorithm and the counter).
     pub fn of(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Option<Session> {
+        Session::found(request, clusters, None)
+    }
+
+    /// The id whose candidate position [`Session::of`] looks for, if any:
+    /// the hint of a request not classified yet or classified returning.
+    pub fn hint<'r>(request: &Request<'r>) -> Option<&'r str> {
         request.cache_affinity_key?;
-        let position = |id: &str| clusters.iter().position(|c| same_id(&c.id, id));
+        match request.session {
+            None | Some(SessionState::Returning) => request.last_cluster_id,
+            Some(_) => None,
+        }
+    }
+
+    /// [`Session::of`] with the hint's position already found by an index
+    /// (`found`, an [`IdIndex::position`](super::id_index::IdIndex::position)
+    /// answer for [`Session::hint`]); `None` scans the candidates.
+    pub fn found(
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        found: Option<Option<usize>>,
+    ) -> Option<Session> {
+        request.cache_affinity_key?;
+        let position =
+            |id: &str| found.unwrap_or_else(|| clusters.iter().position(|c| same_id(&c.id, id)));
         let (state, last) = match (request.session, request.last_cluster_id) {
             (Some(SessionState::Returning), Some(id)) => (SessionState::Returning, position(id)),
             (Some(state), _) => (state, None),

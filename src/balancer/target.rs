@@ -4,6 +4,7 @@
 //! names its candidate list with a [`Membership`] the ids are trusted by
 //! that name (the per-decision string compares were the hit path's cost).
 
+use super::id_index::{same_id, IdIndex};
 use super::{ClusterSnapshot, Membership, Request};
 
 #[derive(Debug, Default)]
@@ -16,9 +17,27 @@ pub struct TargetKey {
     membership: Option<Membership>,
     /// Weight bits, 0 for none: a weight is finite and > 0, never +0.0.
     weights: Vec<u64>,
+    /// Positions by id, kept for a cache whose instance classifies
+    /// sessions ([`TargetKey::indexed`]); rebuilt when the ids change.
+    index: Option<IdIndex>,
 }
 
 impl TargetKey {
+    /// A key that also indexes its ids, for [`TargetKey::position`].
+    pub fn indexed() -> Self {
+        TargetKey {
+            index: Some(IdIndex::default()),
+            ..TargetKey::default()
+        }
+    }
+
+    /// The first position of `id` among `clusters`, which this key matched
+    /// (`matches` answered true for them): `Some(None)` when absent,
+    /// `None` when the key keeps no index (the caller scans).
+    pub fn position(&self, clusters: &[ClusterSnapshot], id: &str) -> Option<Option<usize>> {
+        self.index.as_ref()?.position(clusters, id)
+    }
+
     pub fn matches(
         &self,
         request: &Request<'_>,
@@ -37,7 +56,7 @@ impl TargetKey {
         // Pulsar family): a named list skips the id compares.
         let named = membership.is_some() && membership == self.membership;
         for ((id, &w), c) in self.ids.iter().zip(&self.weights).zip(clusters) {
-            if w != weight(c).unwrap_or(0) || !(named || id.as_bytes() == c.id.as_bytes()) {
+            if w != weight(c).unwrap_or(0) || !(named || same_id(id, &c.id)) {
                 return false;
             }
         }
@@ -56,8 +75,15 @@ impl TargetKey {
         self.routing_key = request.routing_key.map(str::to_owned);
         self.model.clear();
         self.model.push_str(request.model);
-        self.ids.clear();
-        self.ids.extend(clusters.iter().map(|c| c.id.clone()));
+        let same_ids = self.ids.len() == clusters.len()
+            && self.ids.iter().zip(clusters).all(|(id, c)| *id == c.id);
+        if !same_ids {
+            self.ids.clear();
+            self.ids.extend(clusters.iter().map(|c| c.id.clone()));
+            if let Some(index) = &mut self.index {
+                index.build(clusters);
+            }
+        }
         self.weights.clear();
         self.weights
             .extend(clusters.iter().map(|c| weight(c).unwrap_or(0)));

@@ -22,7 +22,11 @@ pub struct WaitAndWiden {
 impl WaitAndWiden {
     pub fn new(settings: &WaitAndWidenSettings) -> Self {
         WaitAndWiden {
-            ring: Ring::new(&settings.seed, settings.cache_affinity_virtual_nodes),
+            ring: Ring::new(
+                &settings.seed,
+                settings.cache_affinity_virtual_nodes,
+                settings.last_cluster_affinity,
+            ),
             settings: settings.clone(),
         }
     }
@@ -53,32 +57,73 @@ impl WaitAndWiden {
         clusters: &[ClusterSnapshot],
         scratch: &mut Scratch,
     ) -> bool {
+        self.group_finding(request, clusters, None, scratch).0
+    }
+
+    /// [`WaitAndWiden::group`], also finding `find` through the ring's id
+    /// index (see `Ring::group_finding`).
+    fn group_finding(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        find: Option<&str>,
+        scratch: &mut Scratch,
+    ) -> (bool, Option<Option<usize>>) {
         match (
             request.cache_affinity_key,
             self.settings.cache_affinity_backend_selection_count,
         ) {
             (Some(key), Some(k)) if k > 0 => {
-                self.ring.group(request, clusters, key, k, scratch);
-                true
+                let found = self
+                    .ring
+                    .group_finding(request, clusters, key, k, find, scratch);
+                (true, found)
             }
-            _ => false,
+            _ => (false, None),
         }
     }
 
-    /// `session`: the request's session when this policy turns
-    /// `last_cluster_affinity` on ([`Session::of`], computed once per
-    /// decision by the caller).
+    /// The decision, and the request's session when this policy turns
+    /// `last_cluster_affinity` on (once per decision, for the caller's
+    /// counters too): its hint is found through the ring's id index while
+    /// the ring is read, a scan only when the ring was not current.
     pub fn decide(
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        rng: &mut dyn RngCore,
+        scratch: &mut Scratch,
+    ) -> (Decision, Option<Session>) {
+        if clusters.is_empty() {
+            let session = self
+                .sessions_on()
+                .then(|| Session::of(request, clusters))
+                .flatten();
+            return (Decision::Unavailable, session);
+        }
+        let hint = self.sessions_on().then(|| Session::hint(request)).flatten();
+        let (grouped, found) = self.group_finding(request, clusters, hint, scratch);
+        let session = self
+            .sessions_on()
+            .then(|| Session::found(request, clusters, found))
+            .flatten();
+        (
+            self.decide_grouped(request, clusters, grouped, session, rng, scratch),
+            session,
+        )
+    }
+
+    /// The decision once `scratch.members` holds the affinity group
+    /// (`grouped`; else affinity is off for this request).
+    fn decide_grouped(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        grouped: bool,
         session: Option<Session>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> Decision {
-        if clusters.is_empty() {
-            return Decision::Unavailable;
-        }
         let s = &self.settings;
         let elapsed_ms = estimate::duration_ms(request.elapsed);
         let queue_limit_ms = s
@@ -98,11 +143,7 @@ impl WaitAndWiden {
             scratch.members.extend(0..clusters.len());
         };
 
-        let group_size = if self.group(request, clusters, scratch) {
-            scratch.members.len()
-        } else {
-            0
-        };
+        let group_size = if grouped { scratch.members.len() } else { 0 };
         // Sessions (docs/stargate.md 3.10): a returning request's last
         // cluster leads the group (inserted first, the last member dropped,
         // when the ring did not pick it); new and stale sessions neither

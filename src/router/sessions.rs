@@ -48,8 +48,14 @@ impl SessionSelections {
 /// wait-and-widen and pulsar-wait-and-widen field), in tally order.
 const SESSION_ALGORITHMS: [Algorithm; 2] = [Algorithm::WaitAndWiden, Algorithm::PulsarWaitAndWiden];
 
+/// The algorithm's place in [`SESSION_ALGORITHMS`] (a match, not a
+/// search: every classified decision asks).
 fn tally_index(algorithm: Algorithm) -> Option<usize> {
-    SESSION_ALGORITHMS.iter().position(|a| *a == algorithm)
+    match algorithm {
+        Algorithm::WaitAndWiden => Some(0),
+        Algorithm::PulsarWaitAndWiden => Some(1),
+        _ => None,
+    }
 }
 
 /// One stripe of the router's session counts, `[algorithm][state]
@@ -169,5 +175,19 @@ fn add(total: &mut SessionCounts, counts: &SessionCounts) {
         for (t, c) in row.iter_mut().zip(counts) {
             *t = t.wrapping_add(*c);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tally_indexes_follow_the_algorithm_order() {
+        for (i, a) in SESSION_ALGORITHMS.iter().enumerate() {
+            assert_eq!(tally_index(*a), Some(i));
+        }
+        assert_eq!(tally_index(Algorithm::Pulsar), None);
+        assert_eq!(tally_index(Algorithm::RoundRobin), None);
     }
 }

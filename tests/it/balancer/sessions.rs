@@ -363,3 +363,74 @@ fn a_classified_request_that_waits_creates_the_series_at_zero() {
     assert_eq!(decide(&b, &r, &cs), Decision::Wait(ms(300)));
     assert_eq!(b.session_selections(), Some([[0, 0], [0, 0], [0, 0]]));
 }
+
+/// The hint's cluster is found through the ranking cache's or the ring's
+/// id index once the instance is warm, and by a scan on a cold one
+/// (src/balancer/id_index.rs): both classify and decide alike, for ids
+/// short and long, repeated (the first position counts), differently
+/// cased and absent.
+#[test]
+fn a_warm_instance_finds_the_hint_as_a_cold_one_does() {
+    let mut cs = clusters(6);
+    cs[2].id = "a-cluster-id-longer-than-16-bytes".to_owned();
+    cs[4].id = "c1".to_owned(); // a repeated id: position 1 counts
+    cs[5].id = String::new();
+    make_full(&mut cs[1]);
+    let hints = [
+        "c0",
+        "c1",
+        "C1",
+        "a-cluster-id-longer-than-16-bytes",
+        "a-cluster-id-longer-than-16-byteS",
+        "c3",
+        "",
+        "gone",
+    ];
+    let policies = [
+        pol(PulsarWaitAndWidenSettings {
+            last_cluster_affinity: true,
+            ..waiting()
+        }),
+        policy(Settings::WaitAndWiden(ww_sessions(2))),
+    ];
+    for policy in &policies {
+        let warm = Balancer::new(policy);
+        // Warms the cache or ring for these candidates.
+        decide(&warm, &keyed(0), &cs);
+        let before = warm.session_selections().unwrap();
+        for hint in hints {
+            for elapsed in [0, 400] {
+                // A fresh instance: its first decision scans.
+                let cold = Balancer::new(policy);
+                let r = hinted(elapsed, hint);
+                let counted_before = warm.session_selections().unwrap();
+                let cold_before = cold.session_selections().unwrap_or_default();
+                assert_eq!(
+                    decide(&warm, &r, &cs),
+                    decide(&cold, &r, &cs),
+                    "{:?} {hint:?} at {elapsed} ms",
+                    policy.algorithm
+                );
+                let delta = |after: [[u64; 2]; 3], before: [[u64; 2]; 3]| {
+                    let mut d = [[0u64; 2]; 3];
+                    for (s, row) in d.iter_mut().enumerate() {
+                        for (x, v) in row.iter_mut().enumerate() {
+                            *v = after[s][x] - before[s][x];
+                        }
+                    }
+                    d
+                };
+                assert_eq!(
+                    delta(warm.session_selections().unwrap(), counted_before),
+                    delta(cold.session_selections().unwrap(), cold_before),
+                    "{:?} {hint:?}: counted alike",
+                    policy.algorithm
+                );
+                let state = warm.classify(&r, &cs);
+                let scanned = classify_session(Some(hint), &cs);
+                assert_eq!(state, Some(scanned), "{hint:?}");
+            }
+        }
+        assert_ne!(warm.session_selections(), Some(before));
+    }
+}

@@ -1,0 +1,258 @@
+//! Candidate positions by id, for the session hint of
+//! `last_cluster_affinity` (docs/stargate.md 3.10): one hash and one
+//! probe per decision instead of a pass over every candidate id.
+//!
+//! The index belongs to a cache's [`TargetKey`](super::target::TargetKey)
+//! and is rebuilt only when its candidate ids change, not per decision:
+//! it is read only after the key matched the live candidates, so the ids
+//! it was built from are the live ones. A found position is still
+//! compared with the live id, so the index can only ever answer a
+//! position whose id equals the hint.
+
+use super::ClusterSnapshot;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Open addressing over positions: slot `hash(id) & mask` onwards holds
+/// `position + 1` (0 is empty), at most half the slots used: under 8 bytes
+/// per candidate (16 bytes for 4 candidates, 128 for 20).
+#[derive(Debug, Default)]
+pub struct IdIndex {
+    slots: Vec<u16>,
+}
+
+impl IdIndex {
+    /// Indexes `clusters`' ids; a repeated id keeps its first position (as
+    /// a scan finds it). Reuses the storage when it is large enough, so a
+    /// rebuild for as many candidates allocates nothing. A list of 65 535
+    /// candidates or more is not indexed ([`IdIndex::position`] then
+    /// answers `None` and the caller scans).
+    pub fn build(&mut self, clusters: &[ClusterSnapshot]) {
+        self.slots.clear();
+        let Ok(n) = u16::try_from(clusters.len()) else {
+            return;
+        };
+        if n == 0 || n == u16::MAX {
+            return;
+        }
+        let size = (clusters.len() * 2).next_power_of_two();
+        self.slots.resize(size, 0);
+        let mask = size - 1;
+        for (pos, c) in (0u16..).zip(clusters) {
+            let key = Key::of(&c.id);
+            let mut at = key.slot() & mask;
+            loop {
+                match self.slots[at] {
+                    0 => {
+                        self.slots[at] = pos + 1;
+                        break;
+                    }
+                    // A repeated id: the first position stays.
+                    held if key.is(&clusters[(held - 1) as usize].id) => break,
+                    _ => at = (at + 1) & mask,
+                }
+            }
+        }
+    }
+
+    /// The first position of `id` in `clusters`, the list the index was
+    /// built from; `Some(None)` when it is not there, `None` when the
+    /// index cannot say (never built, or a list too long to index).
+    pub fn position(&self, clusters: &[ClusterSnapshot], id: &str) -> Option<Option<usize>> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let key = Key::of(id);
+        let mut at = key.slot() & mask;
+        loop {
+            match self.slots[at] {
+                0 => return Some(None),
+                held => {
+                    let pos = (held - 1) as usize;
+                    // A stale index (never the case after a match) finds
+                    // no id that differs: the caller scans instead.
+                    let c = clusters.get(pos)?;
+                    if key.is(&c.id) {
+                        return Some(Some(pos));
+                    }
+                }
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Heap bytes held.
+    #[cfg(test)]
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<u16>()
+    }
+}
+
+/// An id as the index hashes and compares it. Cluster ids are short
+/// (`cluster-07`): up to 16 bytes are read as two overlapping words, so
+/// hashing and comparing take a few instructions and no `memcmp` call;
+/// longer ids go through XXH3 and a byte compare.
+struct Key<'a> {
+    id: &'a str,
+    words: Option<(u64, u64)>,
+}
+
+impl<'a> Key<'a> {
+    fn of(id: &'a str) -> Self {
+        Key {
+            id,
+            words: words(id.as_bytes()),
+        }
+    }
+
+    fn slot(&self) -> usize {
+        // Truncation keeps the low bits, which the mask reads.
+        match self.words {
+            Some((a, b)) => {
+                let x = (a ^ b.rotate_left(29) ^ self.id.len() as u64)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                (x ^ (x >> 32)) as usize
+            }
+            None => xxh3_64(self.id.as_bytes()) as usize,
+        }
+    }
+
+    /// Whether `other` is this id, byte for byte.
+    fn is(&self, other: &str) -> bool {
+        if other.len() != self.id.len() {
+            return false;
+        }
+        match self.words {
+            Some(words) => words_of_len(other.as_bytes()) == words,
+            None => self.id == other,
+        }
+    }
+}
+
+/// `a == b` without a `memcmp` call for ids of at most 16 bytes (two word
+/// compares): the ranking cache compares every candidate id this way on
+/// each hit of a list the caller does not name.
+#[inline]
+pub fn same_id(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && if a.len() <= 16 {
+            words_of_len(a.as_bytes()) == words_of_len(b.as_bytes())
+        } else {
+            a == b
+        }
+}
+
+/// Two words covering every byte of an id of at most 16 bytes (equal
+/// lengths and equal words mean equal ids); `None` past 16 bytes.
+fn words(b: &[u8]) -> Option<(u64, u64)> {
+    (b.len() <= 16).then(|| words_of_len(b))
+}
+
+/// [`words`] for a slice of at most 16 bytes (longer ones read their
+/// first and last 8 only).
+fn words_of_len(b: &[u8]) -> (u64, u64) {
+    let n = b.len();
+    let word = |i: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    let half = |i: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&b[i..i + 4]);
+        u64::from(u32::from_le_bytes(w))
+    };
+    match n {
+        8.. => (word(0), word(n - 8)),
+        4..=7 => (half(0), half(n - 4)),
+        1..=3 => (
+            u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16,
+            0,
+        ),
+        0 => (0, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clusters(ids: &[&str]) -> Vec<ClusterSnapshot> {
+        ids.iter().map(|id| ClusterSnapshot::new(*id)).collect()
+    }
+
+    #[test]
+    fn finds_first_positions_and_absent_ids() {
+        let cs = clusters(&["a", "b", "a", "cluster-07", ""]);
+        let mut index = IdIndex::default();
+        assert_eq!(index.position(&cs, "a"), None, "never built");
+        index.build(&cs);
+        assert_eq!(index.position(&cs, "a"), Some(Some(0)));
+        assert_eq!(index.position(&cs, "b"), Some(Some(1)));
+        assert_eq!(index.position(&cs, "cluster-07"), Some(Some(3)));
+        assert_eq!(index.position(&cs, ""), Some(Some(4)));
+        assert_eq!(index.position(&cs, "A"), Some(None));
+        assert_eq!(index.position(&cs, "cluster-7"), Some(None));
+    }
+
+    #[test]
+    fn short_ids_compare_by_their_words() {
+        let ids = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abcdefg",
+            "abcdefgh",
+            "cluster-07",
+            "abcdefghijklmnop",
+        ];
+        for a in ids {
+            for b in ids {
+                for (x, y) in [(a, b), (a, &b[..b.len().saturating_sub(1)])] {
+                    assert_eq!(Key::of(x).is(y), x == y, "{x:?} {y:?}");
+                }
+            }
+            let mut changed = a.as_bytes().to_vec();
+            for i in 0..changed.len() {
+                changed[i] ^= 1;
+                let other = String::from_utf8(changed.clone()).unwrap();
+                assert!(!Key::of(a).is(&other), "{a:?} {other:?}");
+                changed[i] ^= 1;
+            }
+        }
+        for a in ids {
+            for b in ids {
+                assert_eq!(same_id(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+        let long = "a-cluster-id-past-16-bytes";
+        assert!(same_id(long, long) && !same_id(long, "a-cluster-id-past-16-bytez"));
+        assert!(Key::of(long).is(long));
+        assert!(!Key::of(long).is("a-cluster-id-past-16-bytez"));
+    }
+
+    #[test]
+    fn agrees_with_a_scan_and_reuses_its_storage() {
+        let ids: Vec<String> = (0..300).map(|i| format!("c{}", i % 250)).collect();
+        let cs: Vec<ClusterSnapshot> = ids.iter().map(ClusterSnapshot::new).collect();
+        let mut index = IdIndex::default();
+        index.build(&cs);
+        for probe in (0..260).map(|i| format!("c{i}")) {
+            let scan = cs.iter().position(|c| c.id == probe);
+            assert_eq!(index.position(&cs, &probe), Some(scan), "{probe}");
+        }
+        let bytes = index.heap_bytes();
+        index.build(&cs[..200]);
+        assert_eq!(index.heap_bytes(), bytes, "a smaller list reuses the slots");
+        assert_eq!(index.position(&cs[..200], "c199"), Some(Some(199)));
+        assert_eq!(index.position(&cs[..200], "c210"), Some(None));
+        index.build(&[]);
+        assert_eq!(
+            index.position(&[], "c1"),
+            None,
+            "an empty list is not indexed"
+        );
+    }
+}
