@@ -15,6 +15,7 @@ use crossbeam_utils::sync::ShardedLock;
 pub use crossbeam_utils::sync::{
     ShardedLockReadGuard as ReadGuard, ShardedLockWriteGuard as WriteGuard,
 };
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -26,12 +27,23 @@ pub const STRIPES: usize = 8;
 
 /// This thread's stripe in `0..STRIPES`, assigned round robin at first use
 /// so that a few request threads land on distinct stripes.
+#[inline]
 pub fn stripe_of_this_thread() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
+    // A const-initialised cell (no lazy-init check on each access), set
+    // at the first call: every counted decision asks.
     thread_local! {
-        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+        static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };
     }
-    STRIPE.with(|s| *s)
+    STRIPE.with(|s| {
+        let stripe = s.get();
+        if stripe < STRIPES {
+            return stripe;
+        }
+        let stripe = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+        s.set(stripe);
+        stripe
+    })
 }
 
 /// A `ShardedLock` whose poisoning is ignored.

@@ -181,6 +181,15 @@ pub fn duration_ms(d: Duration) -> f64 {
 /// one (seconds as f64, rounded to the nearest nanosecond, saturating at
 /// `Duration::MAX`). Negative and NaN inputs are `None`.
 pub fn ms_to_duration(ms: f64) -> Option<Duration> {
+    // Whole milliseconds below 2^32 (every RTT and queue bound in
+    // practice) skip the float conversion, with the same result: ms / 1000
+    // is then under 2^22 s, within half an ulp (2^-32 s, 0.23 ns) of the
+    // exact quotient, so the nearest nanosecond is the whole millisecond.
+    // The cast saturates and sends NaN to 0, which no NaN equals.
+    let whole = ms as u32;
+    if f64::from(whole) == ms {
+        return Some(Duration::from_millis(u64::from(whole)));
+    }
     if ms.is_nan() || ms < 0.0 {
         return None;
     }
@@ -212,6 +221,34 @@ pub fn queue_limit_ms(slo: QueueSlo, request_slo_ms: Option<u64>, elapsed: Durat
     };
     let limit = floor + (ceil - floor) * phi;
     ms_to_duration(limit).map_or(limit, duration_ms)
+}
+
+/// A policy's queue-SLO limit ([`queue_limit_ms`]) with its value for a
+/// request without a request SLO worked out once: that value depends on
+/// the bounds alone, and most requests carry no request SLO, so their
+/// decisions skip the conversions through `Duration`.
+#[derive(Clone, Copy, Debug)]
+pub struct QueueLimit {
+    slo: QueueSlo,
+    without_request_slo: f64,
+}
+
+impl QueueLimit {
+    /// `None` without a queue SLO.
+    pub fn new(slo: Option<QueueSlo>) -> Option<Self> {
+        slo.map(|slo| QueueLimit {
+            slo,
+            without_request_slo: queue_limit_ms(slo, None, Duration::ZERO),
+        })
+    }
+
+    /// [`queue_limit_ms`] for this request.
+    pub fn at(&self, request_slo_ms: Option<u64>, elapsed: Duration) -> f64 {
+        match request_slo_ms {
+            Some(total) if total > 0 => queue_limit_ms(self.slo, request_slo_ms, elapsed),
+            _ => self.without_request_slo,
+        }
+    }
 }
 
 /// running / max(max_engine_concurrency, 1).
@@ -291,4 +328,50 @@ pub fn least_queue_time(
 /// only for a negative or NaN input, which no caller produces.
 pub fn wait_from_ms(ms: f64) -> Option<Duration> {
     ms_to_duration(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// stargate's conversion, without the whole-millisecond shortcut.
+    fn converted(ms: f64) -> Option<Duration> {
+        (!ms.is_nan() && ms >= 0.0)
+            .then(|| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX))
+    }
+
+    #[test]
+    fn the_worked_out_limit_is_the_limit() {
+        for (floor_ms, ceil_ms) in [(500, 2000), (2000, 500), (1001, 1001), (0, 7)] {
+            let slo = QueueSlo { floor_ms, ceil_ms };
+            let limit = QueueLimit::new(Some(slo)).unwrap();
+            for elapsed in [0, 1, 1344, 10_000].map(Duration::from_millis) {
+                for request_slo in [None, Some(0), Some(1), Some(3000)] {
+                    assert_eq!(
+                        limit.at(request_slo, elapsed).to_bits(),
+                        queue_limit_ms(slo, request_slo, elapsed).to_bits(),
+                        "{slo:?} {request_slo:?} {elapsed:?}"
+                    );
+                }
+            }
+        }
+        assert!(QueueLimit::new(None).is_none());
+    }
+
+    #[test]
+    fn whole_milliseconds_convert_as_the_float_path_does() {
+        let every_small = 0..1u64 << 20;
+        let spread = (0..=u64::from(u32::MAX)).step_by(4099);
+        let top = u64::from(u32::MAX) - 1000..=u64::from(u32::MAX) + 1000;
+        for m in every_small.chain(spread).chain(top) {
+            let ms = m as f64;
+            assert_eq!(ms_to_duration(ms), converted(ms), "{m} ms");
+        }
+        for ms in [-0.0, 0.5, 1004.9999999999999, 1e300, f64::INFINITY, 2.5e-7] {
+            assert_eq!(ms_to_duration(ms), converted(ms), "{ms} ms");
+        }
+        for ms in [-1.0, -0.5, f64::NAN, f64::NEG_INFINITY] {
+            assert_eq!(ms_to_duration(ms), None, "{ms} ms");
+        }
+    }
 }

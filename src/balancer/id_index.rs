@@ -89,9 +89,8 @@ impl IdIndex {
 }
 
 /// An id as the index hashes and compares it. Cluster ids are short
-/// (`cluster-07`): up to 16 bytes are read as two overlapping words, so
-/// hashing and comparing take a few instructions and no `memcmp` call;
-/// longer ids go through XXH3 and a byte compare.
+/// (`cluster-07`): up to 16 bytes are hashed from two overlapping words
+/// in a few instructions; longer ids go through XXH3.
 struct Key<'a> {
     id: &'a str,
     words: Option<(u64, u64)>,
@@ -117,29 +116,12 @@ impl<'a> Key<'a> {
         }
     }
 
-    /// Whether `other` is this id, byte for byte.
+    /// Whether `other` is this id, byte for byte (one compare per probe:
+    /// the probe that finds it, and collisions). A plain compare measured
+    /// cheaper than comparing words here.
     fn is(&self, other: &str) -> bool {
-        if other.len() != self.id.len() {
-            return false;
-        }
-        match self.words {
-            Some(words) => words_of_len(other.as_bytes()) == words,
-            None => self.id == other,
-        }
+        self.id == other
     }
-}
-
-/// `a == b` without a `memcmp` call for ids of at most 16 bytes (two word
-/// compares): the ranking cache compares every candidate id this way on
-/// each hit of a list the caller does not name.
-#[inline]
-pub fn same_id(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && if a.len() <= 16 {
-            words_of_len(a.as_bytes()) == words_of_len(b.as_bytes())
-        } else {
-            a == b
-        }
 }
 
 /// Two words covering every byte of an id of at most 16 bytes (equal
@@ -150,17 +132,18 @@ fn words(b: &[u8]) -> Option<(u64, u64)> {
 
 /// [`words`] for a slice of at most 16 bytes (longer ones read their
 /// first and last 8 only).
+#[inline(always)]
 fn words_of_len(b: &[u8]) -> (u64, u64) {
     let n = b.len();
-    let word = |i: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[i..i + 8]);
-        u64::from_le_bytes(w)
+    let word = |i: usize| match b.get(i..i + 8) {
+        Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) => {
+            u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7])
+        }
+        _ => 0,
     };
-    let half = |i: usize| {
-        let mut w = [0u8; 4];
-        w.copy_from_slice(&b[i..i + 4]);
-        u64::from(u32::from_le_bytes(w))
+    let half = |i: usize| match b.get(i..i + 4) {
+        Some(&[b0, b1, b2, b3]) => u64::from(u32::from_le_bytes([b0, b1, b2, b3])),
+        _ => 0,
     };
     match n {
         8.. => (word(0), word(n - 8)),
@@ -196,7 +179,31 @@ mod tests {
     }
 
     #[test]
-    fn short_ids_compare_by_their_words() {
+    fn short_ids_are_covered_by_their_words() {
+        let ids = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abcdefg",
+            "abcdefgh",
+            "cluster-07",
+            "abcdefghijklmnop",
+        ];
+        for a in ids {
+            let mut changed = a.as_bytes().to_vec();
+            for i in 0..changed.len() {
+                changed[i] ^= 1;
+                assert_ne!(words(&changed), words(a.as_bytes()), "{a:?} byte {i}");
+                changed[i] ^= 1;
+            }
+        }
+        assert_eq!(words(&[0; 17]), None);
+    }
+
+    #[test]
+    fn ids_compare_exactly() {
         let ids = [
             "",
             "a",
@@ -222,13 +229,7 @@ mod tests {
                 changed[i] ^= 1;
             }
         }
-        for a in ids {
-            for b in ids {
-                assert_eq!(same_id(a, b), a == b, "{a:?} {b:?}");
-            }
-        }
         let long = "a-cluster-id-past-16-bytes";
-        assert!(same_id(long, long) && !same_id(long, "a-cluster-id-past-16-bytez"));
         assert!(Key::of(long).is(long));
         assert!(!Key::of(long).is("a-cluster-id-past-16-bytez"));
     }

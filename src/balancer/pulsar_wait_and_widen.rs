@@ -16,6 +16,7 @@ use std::time::Duration;
 pub struct PulsarWaitAndWiden {
     settings: PulsarWaitAndWidenSettings,
     ranker: Ranker,
+    queue_limit: Option<estimate::QueueLimit>,
 }
 
 /// The open prefix of the ranking at `w` after X (3.8.4), and the wait
@@ -66,6 +67,7 @@ impl PulsarWaitAndWiden {
                 settings.rendezvous_weight,
                 settings.last_cluster_affinity,
             ),
+            queue_limit: estimate::QueueLimit::new(settings.bucket.queue_slo()),
             settings: settings.clone(),
         }
     }
@@ -98,14 +100,15 @@ impl PulsarWaitAndWiden {
         scratch: &mut Scratch,
     ) -> (Decision, Option<Session>) {
         // 1. The ranking (cached per key).
-        let hint = self.sessions_on().then(|| Session::hint(request)).flatten();
+        let pending = self
+            .sessions_on()
+            .then(|| Session::pending(request))
+            .flatten();
+        let hint = pending.and_then(|p| p.hint);
         let found = self
             .ranker
             .rank_finding(request, clusters, ids, hint, scratch);
-        let session = self
-            .sessions_on()
-            .then(|| Session::found(request, clusters, found))
-            .flatten();
+        let session = pending.map(|p| p.resolve(clusters, found));
         (
             self.decide_ranked(request, clusters, session, rng, scratch),
             session,
@@ -157,8 +160,9 @@ impl PulsarWaitAndWiden {
         } else {
             (1.0, 0, s.band_widen_interval_ms)
         };
-        let queue_limit_ms =
-            slo.map(|slo| estimate::queue_limit_ms(slo, request.request_slo_ms, request.elapsed));
+        let queue_limit_ms = self
+            .queue_limit
+            .map(|limit| limit.at(request.request_slo_ms, request.elapsed));
         let len = scratch.ranking.len();
         let k =
             usize::try_from(s.cache_affinity_backend_selection_count.max(1)).unwrap_or(usize::MAX);

@@ -120,12 +120,10 @@ pub fn classify(hint: Option<&str>, clusters: &[ClusterSnapshot]) -> SessionStat
 
 /// `a == b`, testing the last byte before the rest: a fleet's cluster ids
 /// tend to share their length and a prefix (`cluster-07`, `cluster-12`)
-/// and differ at the end, so most candidates are told apart without
-/// reading them whole.
+/// and differ at the end, so most candidates are told apart without a
+/// `memcmp` call.
 fn same_id(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.as_bytes().last() == b.as_bytes().last()
-        && super::id_index::same_id(a, b)
+    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
 }
 
 /// A request's session as one decision uses it: its state and, for a
@@ -145,40 +143,21 @@ impl Session {
     /// One pass over the candidates' ids at most (a decision computes it
     /// once and hands it to the algorithm and the counter).
     pub fn of(request: &Request<'_>, clusters: &[ClusterSnapshot]) -> Option<Session> {
-        Session::found(request, clusters, None)
+        Session::pending(request).map(|p| p.resolve(clusters, None))
     }
 
-    /// The id whose candidate position [`Session::of`] looks for, if any:
-    /// the hint of a request not classified yet or classified returning.
-    pub fn hint<'r>(request: &Request<'r>) -> Option<&'r str> {
+    /// What [`Session::of`] takes from the request, before the hint is
+    /// looked up among the candidates; `None` without an affinity key.
+    pub fn pending<'r>(request: &Request<'r>) -> Option<Pending<'r>> {
         request.cache_affinity_key?;
-        match request.session {
+        let hint = match request.session {
             None | Some(SessionState::Returning) => request.last_cluster_id,
             Some(_) => None,
-        }
-    }
-
-    /// [`Session::of`] with the hint's position already found by an index
-    /// (`found`, an [`IdIndex::position`](super::id_index::IdIndex::position)
-    /// answer for [`Session::hint`]); `None` scans the candidates.
-    pub fn found(
-        request: &Request<'_>,
-        clusters: &[ClusterSnapshot],
-        found: Option<Option<usize>>,
-    ) -> Option<Session> {
-        request.cache_affinity_key?;
-        let position =
-            |id: &str| found.unwrap_or_else(|| clusters.iter().position(|c| same_id(&c.id, id)));
-        let (state, last) = match (request.session, request.last_cluster_id) {
-            (Some(SessionState::Returning), Some(id)) => (SessionState::Returning, position(id)),
-            (Some(state), _) => (state, None),
-            (None, None) => (SessionState::New, None),
-            (None, Some(id)) => match position(id) {
-                Some(at) => (SessionState::Returning, Some(at)),
-                None => (SessionState::Stale, None),
-            },
         };
-        Some(Session { state, last })
+        Some(Pending {
+            state: request.session,
+            hint,
+        })
     }
 
     /// How this session's selection of `choice` counts: primary for a
@@ -214,6 +193,37 @@ impl Session {
     /// discount.
     pub fn keeps_affinity(self) -> bool {
         self.state == SessionState::Returning
+    }
+}
+
+/// A request's session before its hint is looked up ([`Session::pending`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pending<'r> {
+    /// The caller's classification, if it made one.
+    state: Option<SessionState>,
+    /// The id whose candidate position the session needs: the hint of a
+    /// request not classified yet or classified returning.
+    pub hint: Option<&'r str>,
+}
+
+impl Pending<'_> {
+    /// The session over `clusters`, the hint's position given by an index
+    /// when `found` is `Some` (an
+    /// [`IdIndex::position`](super::id_index::IdIndex::position) answer),
+    /// else found by a scan.
+    pub fn resolve(self, clusters: &[ClusterSnapshot], found: Option<Option<usize>>) -> Session {
+        let position =
+            |id: &str| found.unwrap_or_else(|| clusters.iter().position(|c| same_id(&c.id, id)));
+        let (state, last) = match (self.state, self.hint) {
+            (Some(SessionState::Returning), Some(id)) => (SessionState::Returning, position(id)),
+            (Some(state), _) => (state, None),
+            (None, None) => (SessionState::New, None),
+            (None, Some(id)) => match position(id) {
+                Some(at) => (SessionState::Returning, Some(at)),
+                None => (SessionState::Stale, None),
+            },
+        };
+        Session { state, last }
     }
 }
 

@@ -4,7 +4,7 @@
 //! names its candidate list with a [`Membership`] the ids are trusted by
 //! that name (the per-decision string compares were the hit path's cost).
 
-use super::id_index::{same_id, IdIndex};
+use super::id_index::IdIndex;
 use super::{ClusterSnapshot, Membership, Request};
 
 #[derive(Debug, Default)]
@@ -56,7 +56,7 @@ impl TargetKey {
         // Pulsar family): a named list skips the id compares.
         let named = membership.is_some() && membership == self.membership;
         for ((id, &w), c) in self.ids.iter().zip(&self.weights).zip(clusters) {
-            if w != weight(c).unwrap_or(0) || !(named || same_id(id, &c.id)) {
+            if w != weight(c).unwrap_or(0) || !(named || id.as_bytes() == c.id.as_bytes()) {
                 return false;
             }
         }

@@ -17,6 +17,7 @@ use std::time::Duration;
 pub struct WaitAndWiden {
     settings: WaitAndWidenSettings,
     ring: Ring,
+    queue_limit: Option<estimate::QueueLimit>,
 }
 
 impl WaitAndWiden {
@@ -27,6 +28,7 @@ impl WaitAndWiden {
                 settings.cache_affinity_virtual_nodes,
                 settings.last_cluster_affinity,
             ),
+            queue_limit: estimate::QueueLimit::new(settings.bucket.queue_slo()),
             settings: settings.clone(),
         }
     }
@@ -101,12 +103,13 @@ impl WaitAndWiden {
                 .flatten();
             return (Decision::Unavailable, session);
         }
-        let hint = self.sessions_on().then(|| Session::hint(request)).flatten();
-        let (grouped, found) = self.group_finding(request, clusters, hint, scratch);
-        let session = self
+        let pending = self
             .sessions_on()
-            .then(|| Session::found(request, clusters, found))
+            .then(|| Session::pending(request))
             .flatten();
+        let hint = pending.and_then(|p| p.hint);
+        let (grouped, found) = self.group_finding(request, clusters, hint, scratch);
+        let session = pending.map(|p| p.resolve(clusters, found));
         (
             self.decide_grouped(request, clusters, grouped, session, rng, scratch),
             session,
@@ -126,10 +129,9 @@ impl WaitAndWiden {
     ) -> Decision {
         let s = &self.settings;
         let elapsed_ms = estimate::duration_ms(request.elapsed);
-        let queue_limit_ms = s
-            .bucket
-            .queue_slo()
-            .map(|slo| estimate::queue_limit_ms(slo, request.request_slo_ms, request.elapsed));
+        let queue_limit_ms = self
+            .queue_limit
+            .map(|limit| limit.at(request.request_slo_ms, request.elapsed));
         let phase = |scale: f64, unlock_ms: f64| Phase {
             settings: &s.bucket,
             scale,

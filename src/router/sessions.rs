@@ -83,6 +83,7 @@ impl SessionTally {
     /// Adds one decision of an instance of `algorithm`, as the instance
     /// counted it: a selection by its (state, selection); a classified
     /// request without one only makes the algorithm's series exist.
+    #[inline]
     pub(crate) fn count(&self, algorithm: Algorithm, counted: SessionCount) {
         let (state, selection) = match counted {
             SessionCount::Unclassified => return,
