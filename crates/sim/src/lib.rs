@@ -53,6 +53,15 @@ pub mod pylon;
 pub mod rng;
 #[doc(hidden)]
 pub mod run;
+/// Growing conversations' laws and plan (the tests check them directly).
+#[doc(hidden)]
+pub mod conversations {
+    pub use crate::workload::conversation_client::{
+        ConversationClient, ConversationCounts, FollowUp,
+    };
+    pub use crate::workload::conversations::*;
+    pub use crate::workload::{BlockSpan, Plan, PlanShape, PlannedRequest};
+}
 
 // Internals; `policy` is also read by the CLI (`routex sim tune`).
 mod baselines;

@@ -116,6 +116,19 @@ pub struct RunMetrics {
     /// Whether the window is a steady state ([`crate::steady::is_steady`]).
     #[serde(default)]
     pub steady: bool,
+    /// Growing conversations only (absent otherwise, so other outputs keep
+    /// their bytes): conversations whose first turn was sent in the
+    /// window, those of them abandoned after `max_turn_attempts` failed
+    /// attempts of a turn, their share, and the retry attempts sent in
+    /// the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned_conversations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned_share: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_retries: Option<u64>,
 }
 
 /// B2.5 diagnostics of one run.
@@ -237,6 +250,7 @@ pub fn summarize(
         late_share: steadiness.late_share,
         lifetime_p99_ms: steadiness.lifetime_p99_ms,
         steady: steadiness.steady,
+        ..RunMetrics::default()
     };
     (metrics, diag)
 }

@@ -44,6 +44,28 @@ pub const METRICS: &[&str] = &[
     "steady",
 ];
 
+/// Growing conversations' metrics, written after [`METRICS`] when the
+/// runs have them (every other workload's outputs keep their columns).
+pub const CONVERSATION_METRICS: &[&str] = &[
+    "conversations",
+    "abandoned_conversations",
+    "abandoned_share",
+    "turn_retries",
+];
+
+/// The metrics the runs have: [`METRICS`], then [`CONVERSATION_METRICS`]
+/// when the workload is growing conversations.
+pub fn metric_names(runs: &[RunOutput]) -> Vec<&'static str> {
+    let mut names = METRICS.to_vec();
+    if runs
+        .iter()
+        .any(|r| r.result.metrics.conversations.is_some())
+    {
+        names.extend_from_slice(CONVERSATION_METRICS);
+    }
+    names
+}
+
 /// A metric by name, as f64.
 pub fn metric(m: &RunMetrics, name: &str) -> f64 {
     let v = serde_json::to_value(m).unwrap_or(Value::Null);
@@ -54,9 +76,9 @@ pub fn metric(m: &RunMetrics, name: &str) -> f64 {
     }
 }
 
-fn metric_map(m: &RunMetrics) -> Map<String, Value> {
+fn metric_map(m: &RunMetrics, names: &[&str]) -> Map<String, Value> {
     let v = serde_json::to_value(m).unwrap_or(Value::Null);
-    METRICS
+    names
         .iter()
         .filter_map(|k| v.get(*k).map(|x| ((*k).to_string(), x.clone())))
         .collect()
@@ -138,6 +160,7 @@ pub fn summary_json_incomplete(p: &Prepared, mode: &str, runs: &[RunOutput]) -> 
 }
 
 fn summary_doc(p: &Prepared, mode: &str, runs: &[RunOutput], incomplete: bool) -> String {
+    let names = metric_names(runs);
     let run_values: Vec<Value> = runs
         .iter()
         .map(|r| {
@@ -150,7 +173,7 @@ fn summary_doc(p: &Prepared, mode: &str, runs: &[RunOutput], incomplete: bool) -
             if let Some(t) = &p.trace {
                 obj.insert("speedup".into(), json!(r.key.rate_rps / t.native_rps));
             }
-            obj.extend(metric_map(&r.result.metrics));
+            obj.extend(metric_map(&r.result.metrics, &names));
             let d = &r.result.diagnostics;
             obj.insert("served_per_backend".into(), json!(d.served));
             obj.insert("reuse_per_backend".into(), json!(d.backend_reuse));
@@ -166,7 +189,7 @@ fn summary_doc(p: &Prepared, mode: &str, runs: &[RunOutput], incomplete: bool) -
             obj.insert("rate_rps".into(), json!(rate));
             obj.insert("seeds".into(), json!(group.len()));
             obj.insert("steady".into(), json!(cell_is_steady(&group)));
-            for k in METRICS.iter().filter(|k| **k != "steady") {
+            for k in names.iter().filter(|k| **k != "steady") {
                 let values: Vec<f64> = group.iter().map(|r| metric(&r.result.metrics, k)).collect();
                 let (med, min, max) = median_min_max(&values);
                 obj.insert((*k).into(), json!({"median": med, "min": min, "max": max}));
@@ -214,8 +237,9 @@ fn csv_field(s: &str) -> String {
 }
 
 pub fn summary_csv(p: &Prepared, runs: &[RunOutput]) -> String {
+    let names = metric_names(runs);
     let mut s = String::from("policy,expression,rate_rps,seed");
-    for k in METRICS {
+    for k in &names {
         s.push(',');
         s.push_str(k);
     }
@@ -230,7 +254,7 @@ pub fn summary_csv(p: &Prepared, runs: &[RunOutput]) -> String {
             r.key.rate_rps,
             r.key.seed
         );
-        for k in METRICS {
+        for k in &names {
             let _ = write!(s, ",{}", metric(&r.result.metrics, k));
         }
         s.push('\n');
@@ -324,6 +348,40 @@ pub fn table(p: &Prepared, runs: &[RunOutput]) -> String {
         );
     }
     s.push_str(&input_work_note(p, runs));
+    s.push_str(&conversation_note(p, runs));
+    s
+}
+
+/// Growing conversations: per cell, the conversations started in the
+/// window, the abandoned and their share, and the retried turns (median
+/// over seeds); empty for every other workload.
+fn conversation_note(p: &Prepared, runs: &[RunOutput]) -> String {
+    let mut s = String::new();
+    for (policy, rate, group) in cells(runs) {
+        if group
+            .iter()
+            .all(|r| r.result.metrics.conversations.is_none())
+        {
+            continue;
+        }
+        let med = |k: &str| {
+            let v: Vec<f64> = group.iter().map(|r| metric(&r.result.metrics, k)).collect();
+            median_min_max(&v)
+        };
+        let (share, lo, hi) = med("abandoned_share");
+        let _ = writeln!(
+            s,
+            "conversations: {} at {}: {:.0} started in the window, {:.0} abandoned ({:.2}% [{:.2}-{:.2}]), {:.0} turn retries",
+            p.policies[policy].name,
+            rate_text(rate),
+            med("conversations").0,
+            med("abandoned_conversations").0,
+            share * 100.0,
+            lo * 100.0,
+            hi * 100.0,
+            med("turn_retries").0,
+        );
+    }
     s
 }
 
@@ -403,6 +461,7 @@ pub fn table_per_seed(p: &Prepared, runs: &[RunOutput]) -> String {
         );
     }
     s.push_str(&input_work_note(p, runs));
+    s.push_str(&conversation_note(p, runs));
     s
 }
 

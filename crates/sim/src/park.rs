@@ -72,6 +72,13 @@ impl ParkingLot {
         }
     }
 
+    /// Room for `requests` requests (a run that adds requests as it goes).
+    pub fn grow(&mut self, requests: usize) {
+        if self.current.len() < requests {
+            self.current.resize(requests, 0);
+        }
+    }
+
     /// Parks `req` at `router`; the token identifies this park in the
     /// deadline event.
     pub fn park(&mut self, router: usize, req: ReqId, mask: u64) -> u32 {

@@ -225,6 +225,7 @@ impl BenchWorkload {
                 block_ids: 0,
                 block_tokens: 1,
                 end,
+                conversations: None,
             },
         }
     }

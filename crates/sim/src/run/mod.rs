@@ -29,6 +29,7 @@ use super::rng::{stream, Stream};
 use super::routers::SimRouter;
 use super::time::{from_secs, one_way, Micros};
 use super::topology::Topology;
+use super::workload::conversation_client::ConversationClient;
 use super::workload::{Plan, PlanShape, WorkloadSource};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -172,6 +173,11 @@ struct Sim<'a> {
     last_sent: Micros,
     /// The gateway's last-cluster store, when the scenario has one.
     store: Option<LastClusterStore>,
+    /// The requests planned up front (the arrival chain walks these);
+    /// growing conversations append their later turns after them.
+    planned: usize,
+    /// Growing conversations: what the client sends after each request.
+    client: Option<ConversationClient>,
 }
 
 /// Runs one (policy, rate, seed).
@@ -257,6 +263,10 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let n = plan.requests.len();
+        let client = plan
+            .conversations
+            .as_ref()
+            .map(|c| ConversationClient::new(Arc::clone(c), &plan.requests, plan.end));
         let store = s.last_cluster_store.map(|settings| {
             let ids: Vec<&str> = topo.backends.iter().map(|b| b.id.as_str()).collect();
             LastClusterStore::new(settings, &s.routing_key, &s.model, &plan.key_names, &ids)
@@ -314,6 +324,8 @@ impl<'a> Sim<'a> {
             slowed_by: Vec::new(),
             last_sent: 0,
             store,
+            planned: n,
+            client,
         }
     }
 
@@ -331,8 +343,8 @@ impl<'a> Sim<'a> {
                 self.queue.push(at, Event::Fault(i as u32));
             }
         }
-        let total = self.plan.requests.len();
-        while self.resolved < total {
+        // Growing conversations add requests as they go.
+        while self.resolved < self.plan.requests.len() {
             // A timeout was scheduled at its request's arrival, before any
             // event of the same instant, so it runs first on a tie.
             let timeout_due = match (self.timeouts.front(), self.queue.peek_time()) {
@@ -354,7 +366,7 @@ impl<'a> Sim<'a> {
             self.stats.events += 1;
             self.handle(event);
         }
-        self.stats.requests = total as u64;
+        self.stats.requests = self.plan.requests.len() as u64;
     }
 
     fn advance(&mut self, at: Micros) {
@@ -405,6 +417,9 @@ impl<'a> Sim<'a> {
             r.outcome = Some(outcome);
             r.resolved_at = self.now;
             self.resolved += 1;
+            if self.client.is_some() {
+                self.follow_up(i, outcome);
+            }
             if self.s.max_in_flight.is_some() {
                 // Closed loop: the next waiting request goes out now.
                 self.in_flight = self.in_flight.saturating_sub(1);
@@ -413,6 +428,32 @@ impl<'a> Sim<'a> {
                 }
             }
         }
+    }
+
+    /// Growing conversations: the client's next request after request i,
+    /// appended to the run's requests and sent when the client says.
+    fn follow_up(&mut self, i: ReqId, outcome: Outcome) {
+        let succeeded = outcome == Outcome::Succeeded;
+        // A success counts from its last token at the client.
+        let at = if succeeded {
+            self.reqs[i as usize].client_done
+        } else {
+            self.now
+        };
+        let Some(next) = self
+            .client
+            .as_mut()
+            .and_then(|c| c.resolved(i, succeeded, at))
+        else {
+            return;
+        };
+        let id = self.plan.requests.len() as ReqId;
+        self.plan.requests.push(next.request);
+        self.reqs.push(ReqState::new());
+        if self.s.mode == WaitMode::Fast {
+            self.lot.grow(self.plan.requests.len());
+        }
+        self.queue.push(next.at, Event::Send(id));
     }
 
     /// Member m's position among its cluster's backends in the views.

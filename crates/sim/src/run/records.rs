@@ -72,8 +72,20 @@ impl Sim<'_> {
                 }
             })
             .collect();
-        let (metrics, diagnostics) =
+        let (mut metrics, diagnostics) =
             metrics::summarize(&records, from, to, topo.backends.len(), self.s.ttft_slo_us);
+        if let Some(client) = &self.client {
+            let sent: Vec<Micros> = self.plan.requests.iter().map(|p| p.arrival).collect();
+            let c = client.counts(&sent, from, to);
+            metrics.conversations = Some(c.started);
+            metrics.abandoned_conversations = Some(c.abandoned);
+            metrics.abandoned_share = Some(if c.started > 0 {
+                c.abandoned as f64 / c.started as f64
+            } else {
+                0.0
+            });
+            metrics.turn_retries = Some(c.retries);
+        }
         let series = metrics::time_series(&records, to, self.s.ttft_slo_us);
         debug_assert!(
             self.routers.iter().all(|r| r.held_requests() == 0),

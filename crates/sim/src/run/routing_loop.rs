@@ -16,7 +16,7 @@ use routex::balancer::{classify_session, Request};
 impl Sim<'_> {
     pub(super) fn arrive(&mut self, i: ReqId) {
         let idx = i as usize;
-        if let Some(next) = self.plan.requests.get(idx + 1) {
+        if let Some(next) = self.plan.requests[..self.planned].get(idx + 1) {
             self.queue.push(next.arrival, Event::Arrive(i + 1));
         }
         if let Some(cap) = self.s.max_in_flight {

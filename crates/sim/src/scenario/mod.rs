@@ -3,6 +3,7 @@
 //! text where practical; unknown fields are rejected.
 
 mod base;
+mod conversations;
 pub mod faults;
 pub mod init;
 mod profiles;
@@ -19,6 +20,7 @@ use super::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
 use super::run::SimSettings;
 use super::time::{from_ms, Micros, US_PER_MS};
 use super::topology::{Topology, TopologySpec};
+use super::workload::conversations::ConversationSpec;
 use super::workload::trace::{Limits, Trace, TraceSpec};
 use super::workload::{WorkloadSource, WorkloadSpec};
 use indexmap::IndexMap;
@@ -55,6 +57,9 @@ pub struct ScenarioFile {
     /// Trace replay instead of the synthetic workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSpec>,
+    /// Growing conversations instead of the synthetic workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversations: Option<ConversationSpec>,
     #[serde(default)]
     pub base_config: Option<serde_json::Value>,
     pub policies: IndexMap<String, String>,
@@ -318,7 +323,12 @@ pub fn load_with(
     let mut workload: Option<Arc<dyn WorkloadSource>> = file
         .workload
         .clone()
-        .map(|w| Arc::new(w) as Arc<dyn WorkloadSource>);
+        .map(|w| Arc::new(w) as Arc<dyn WorkloadSource>)
+        .or_else(|| {
+            file.conversations
+                .clone()
+                .map(|c| Arc::new(c) as Arc<dyn WorkloadSource>)
+        });
     let mut summary = None;
     let mut replayed = None;
     if let Some(spec) = file.trace.clone() {
@@ -739,6 +749,17 @@ mod tests {
             affinity_key: Some(Default::default()),
             max_requests: Some(10),
             repeat: crate::workload::trace::Repeat::Same,
+        });
+        file.conversations = Some(ConversationSpec {
+            mean_turns: 4.0,
+            think_time_s: 5.0,
+            first_message_tokens: [1_000, 2_000],
+            message_tokens: [50, 200],
+            output_tokens: [100, 300],
+            max_context_tokens: 8_192,
+            block_tokens: 64,
+            max_turn_attempts: 3,
+            retry_backoff_s: 1.0,
         });
         file.base_config = Some(serde_json::json!({"default": "random"}));
         file.stargate = Some(Target::Widening);

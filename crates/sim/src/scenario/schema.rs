@@ -182,6 +182,18 @@ const FAULT: &[Field] = &[
     opt("factor", NUMBER),
 ];
 
+const CONVERSATIONS: &[Field] = &[
+    req("mean_turns", NUMBER),
+    req("think_time_s", NUMBER),
+    req("first_message_tokens", Shape::Pair(&U64)),
+    req("message_tokens", Shape::Pair(&U64)),
+    req("output_tokens", Shape::Pair(&U64)),
+    req("max_context_tokens", U64),
+    req("block_tokens", U64),
+    opt("max_turn_attempts", U32),
+    opt("retry_backoff_s", NUMBER),
+];
+
 /// The whole scenario file.
 pub(super) const SCENARIO: Shape = Shape::Object(&[
     req("name", Shape::Str),
@@ -196,6 +208,10 @@ pub(super) const SCENARIO: Shape = Shape::Object(&[
     req("client", Shape::Object(CLIENT)),
     opt("workload", Shape::Nullable(&Shape::Object(WORKLOAD))),
     opt("trace", Shape::Nullable(&Shape::Object(TRACE))),
+    opt(
+        "conversations",
+        Shape::Nullable(&Shape::Object(CONVERSATIONS)),
+    ),
     opt("base_config", Shape::Any),
     req("policies", Shape::Map(&Shape::Str)),
     opt("faults", Shape::List(&Shape::Object(FAULT))),

@@ -181,6 +181,7 @@ fn runs(f: &ScenarioFile, err: &mut Err<'_>) {
 /// The engine profile.
 fn engine(f: &ScenarioFile, err: &mut Err<'_>) {
     let blocks = f.trace.is_some()
+        || f.conversations.is_some()
         || f.workload
             .as_ref()
             .is_some_and(|w| w.block_tokens.is_some());
@@ -369,6 +370,15 @@ fn router_and_client(f: &ScenarioFile, err: &mut Err<'_>) {
 
 /// The synthetic workload's keys and sizes, or the trace's settings.
 fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
+    if let Some(c) = &f.conversations {
+        if f.workload.is_some() || f.trace.is_some() {
+            return err(
+                "conversations",
+                "give one of `workload`, `trace` and `conversations`".into(),
+            );
+        }
+        return super::conversations::check(f, c, err);
+    }
     let w = match (&f.workload, &f.trace) {
         (Some(w), None) => w,
         (None, Some(t)) => return trace(t, err),

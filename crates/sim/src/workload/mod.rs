@@ -6,6 +6,8 @@
 //! through [`sessions`], request logs with session ids); every draw comes from the `WORKLOAD` stream, so
 //! every policy sees the same plan.
 
+pub mod conversation_client;
+pub mod conversations;
 pub mod sessions;
 pub mod synthetic;
 pub mod trace;
@@ -54,6 +56,10 @@ pub struct Plan {
     pub block_tokens: u64,
     /// The end of the arrivals: the horizon, or the end of a shorter trace.
     pub end: Micros,
+    /// Growing conversations: the later turns, which the run sends when
+    /// the turn before completes (`requests` holds the first turns);
+    /// `None` for every other workload.
+    pub conversations: Option<Arc<conversations::ConversationPlan>>,
 }
 
 impl Plan {

@@ -43,7 +43,7 @@ impl WorkloadSource for WorkloadSpec {
 }
 
 /// Cumulative sums for inverse-CDF draws.
-fn cdf(weights: impl Iterator<Item = f64>) -> Vec<f64> {
+pub(super) fn cdf(weights: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut total = 0.0;
     weights
         .map(|w| {
@@ -54,7 +54,7 @@ fn cdf(weights: impl Iterator<Item = f64>) -> Vec<f64> {
 }
 
 /// Index of the first cumulative value above u x total.
-fn pick(cdf: &[f64], u: f64) -> usize {
+pub(super) fn pick(cdf: &[f64], u: f64) -> usize {
     let total = cdf.last().copied().unwrap_or(0.0);
     let target = u * total;
     cdf.partition_point(|&c| c <= target)
@@ -116,6 +116,7 @@ pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> P
         blocks: blocks.into(),
         block_tokens: spec.block_tokens.unwrap_or(1),
         end: from_secs(shape.horizon_s),
+        conversations: None,
     }
 }
 

@@ -757,6 +757,7 @@ impl WorkloadSource for Trace {
             block_ids,
             block_tokens: self.block_tokens,
             end: horizon,
+            conversations: None,
         }
     }
 }

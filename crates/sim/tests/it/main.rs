@@ -5,6 +5,7 @@ mod bench;
 mod calibration;
 mod calibration_policies;
 mod capacity;
+mod conversations;
 mod core;
 mod determinism;
 mod engine_v2;

@@ -1,0 +1,389 @@
+//! Growing conversations (docs/simulator.md, "Growing conversations"):
+//! prompt growth and truncation by hand, the turn-count and think-time
+//! laws, the start rate, retries then abandonment, determinism, the
+//! example, and bad inputs.
+
+use super::support::{input, prepared, run_one};
+use routex::diag::line_column;
+use routex_sim::conversations::{
+    draw_exponential, draw_turns, plan, prompts, ConversationSpec, PlanShape, Prompt,
+};
+use routex_sim::fleet::{Fault, FaultAction, Trigger};
+use routex_sim::rng::{stream, Stream};
+use routex_sim::scenario::{load, Prepared};
+use routex_sim::{output, sweep};
+use std::collections::BTreeMap;
+
+fn spec(first: u64, message: u64, output: u64, max: u64, block: u64) -> ConversationSpec {
+    ConversationSpec {
+        mean_turns: 8.0,
+        think_time_s: 2.0,
+        first_message_tokens: [first, first],
+        message_tokens: [message, message],
+        output_tokens: [output, output],
+        max_context_tokens: max,
+        block_tokens: block,
+        max_turn_attempts: 3,
+        retry_backoff_s: 1.0,
+    }
+}
+
+fn shape(rate_rps: f64, horizon_s: f64) -> PlanShape<'static> {
+    PlanShape {
+        rate_rps,
+        horizon_s,
+        router_weights: &[1.0, 1.0],
+        ttft_jitter_ms: 20.0,
+        decode_tps: [128.0, 200.0],
+    }
+}
+
+fn p(input: u64, shared: u64, kept_from: u32) -> Prompt {
+    Prompt {
+        input,
+        shared,
+        kept_from,
+    }
+}
+
+#[test]
+fn prompts_grow_by_the_reply_and_the_message() {
+    // Turn 1: the first message. Turn k: turn k-1's prompt + its reply +
+    // the new message; the whole previous prompt is the shared prefix.
+    let got = prompts(1_000, &[100, 200, 300], &[50, 60, 70, 80], 1 << 20);
+    assert_eq!(
+        got,
+        vec![
+            p(1_000, 0, 2),
+            p(1_150, 1_000, 2),
+            p(1_410, 1_150, 2),
+            p(1_780, 1_410, 2),
+        ]
+    );
+}
+
+#[test]
+fn truncation_drops_the_oldest_exchanges_after_the_first_message() {
+    // Exchanges: e2 = 50 + 100, e3 = 60 + 200, e4 = 70 + 300.
+    // Turn 4 would be 1 780 > 1 500: without e2 1 630, still over; without
+    // e3 too, 1 000 + 370 = 1 370: only the first message is shared.
+    let got = prompts(1_000, &[100, 200, 300], &[50, 60, 70, 80], 1_500);
+    assert_eq!(got[3], p(1_370, 1_000, 4));
+    assert_eq!(
+        got[..3],
+        [p(1_000, 0, 2), p(1_150, 1_000, 2), p(1_410, 1_150, 2)]
+    );
+    // Fixed sizes: 1 000, 1 150, 1 300, 1 450; then each turn drops one
+    // exchange and stays at 1 450 tokens, sharing the first message only.
+    let got = prompts(1_000, &[100; 6], &[50; 7], 1_500);
+    let inputs: Vec<u64> = got.iter().map(|x| x.input).collect();
+    assert_eq!(inputs, [1_000, 1_150, 1_300, 1_450, 1_450, 1_450, 1_450]);
+    assert_eq!(got[4], p(1_450, 1_000, 3));
+    assert_eq!(got[6], p(1_450, 1_000, 5));
+}
+
+#[test]
+fn turns_share_their_full_blocks_until_a_truncation() {
+    // 64-token blocks: 1 000 tokens are 15 full blocks, 1 150 are 17,
+    // 1 300 are 20, 1 450 are 22. Turns 2-4 extend their predecessor's
+    // blocks; from turn 5 each turn shares the first message's 15.
+    let s = spec(1_000, 100, 50, 1_500, 64);
+    let plan = plan(&s, &shape(16.0, 300.0), &mut stream(1, Stream::Workload));
+    let conv = plan.conversations.as_ref().expect("a conversation plan");
+    assert!(
+        conv.conversations.len() > 400,
+        "{}",
+        conv.conversations.len()
+    );
+    let mut owner: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut checked = 0;
+    for (c, cv) in conv.conversations.iter().enumerate() {
+        let turns = &conv.turns[cv.first as usize..(cv.first + cv.len) as usize];
+        assert_eq!(
+            turns[0].request, plan.requests[c],
+            "first turns lead the plan"
+        );
+        let mut previous: &[u32] = &[];
+        for (k, t) in turns.iter().enumerate() {
+            let blocks = plan.blocks_of(&t.request);
+            let (input, full, shared) = match k {
+                0 => (1_000, 15, 0),
+                1 => (1_150, 17, 15),
+                2 => (1_300, 20, 17),
+                3 => (1_450, 22, 20),
+                _ => (1_450, 22, 15),
+            };
+            assert_eq!((t.request.input, t.request.output), (input, 50));
+            assert_eq!(t.request.key as usize, c);
+            assert_eq!(blocks.len(), full, "turn {}", k + 1);
+            assert_eq!(blocks[..shared], previous[..shared], "turn {}", k + 1);
+            if previous.len() > shared {
+                // The first block after the shared prefix is new.
+                assert_ne!(blocks[shared], previous[shared], "turn {}", k + 1);
+            }
+            for &b in blocks {
+                assert_eq!(
+                    *owner.entry(b).or_insert(c),
+                    c,
+                    "block {b} in two conversations"
+                );
+            }
+            previous = blocks;
+            checked += 1;
+        }
+    }
+    assert!(checked > 3_000, "{checked}");
+    assert_eq!(plan.block_ids as usize, owner.len());
+}
+
+/// Mean and variance of the values.
+fn moments(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var)
+}
+
+#[test]
+fn turn_counts_are_geometric_and_think_times_exponential() {
+    let mut rng = stream(7, Stream::Workload);
+    // Geometric on 1, 2, ... of mean m: variance m (m - 1).
+    let turns: Vec<f64> = (0..200_000)
+        .map(|_| f64::from(draw_turns(&mut rng, 4.0)))
+        .collect();
+    let (mean, var) = moments(&turns);
+    assert!((mean - 4.0).abs() < 0.04, "mean {mean}");
+    assert!((var - 12.0).abs() < 0.5, "variance {var}");
+    assert_eq!(turns.iter().copied().fold(f64::MAX, f64::min), 1.0);
+    let ones = turns.iter().filter(|&&t| t == 1.0).count() as f64 / 200_000.0;
+    assert!((ones - 0.25).abs() < 0.005, "P(1 turn) {ones}");
+    assert!((0..1_000).all(|_| draw_turns(&mut rng, 1.0) == 1));
+    // Exponential of mean 5 s: variance 25 s².
+    let think: Vec<f64> = (0..200_000)
+        .map(|_| draw_exponential(&mut rng, 5.0) as f64 / 1e6)
+        .collect();
+    let (mean, var) = moments(&think);
+    assert!((mean - 5.0).abs() < 0.05, "mean {mean}");
+    assert!((var - 25.0).abs() < 0.6, "variance {var}");
+    assert_eq!(draw_exponential(&mut rng, 0.0), 0);
+}
+
+#[test]
+fn the_start_rate_times_the_mean_turns_is_the_offered_rate() {
+    // The plan: starts at 100 / 4 = 25 per s over 1 000 s, 4 turns each on
+    // average: about 100 000 turns (sd about 0.8 %).
+    let mut s = spec(1_000, 100, 50, 1 << 20, 64);
+    s.mean_turns = 4.0;
+    let plan = plan(&s, &shape(100.0, 1_000.0), &mut stream(3, Stream::Workload));
+    let conv = plan.conversations.as_ref().expect("conversations");
+    let starts = conv.conversations.len() as f64;
+    assert!((starts / 25_000.0 - 1.0).abs() < 0.02, "{starts} starts");
+    let turns = conv.turns.len() as f64;
+    assert!((turns / 100_000.0 - 1.0).abs() < 0.03, "{turns} turns");
+    // A run in steady state: the window's requests per second are the
+    // offered rate (think time 2 s, 4 turns: a conversation lasts about
+    // 10 s, far shorter than the 60 s warm-up).
+    let mut p = prepared(&input("conversations.json"));
+    p.set_window(60.0, 600.0);
+    let m = run_one(&p, "guard", 8.0, 1).metrics;
+    assert!(m.steady, "{m:?}");
+    assert!(
+        (m.offered_rps / 8.0 - 1.0).abs() < 0.12,
+        "{}",
+        m.offered_rps
+    );
+    assert_eq!(m.abandoned_conversations, Some(0));
+    let started = m.conversations.expect("conversation metrics") as f64;
+    assert!((started / (2.0 * 600.0) - 1.0).abs() < 0.1, "{started}");
+    // Each turn reuses its predecessor's full blocks.
+    assert!(m.token_reuse > 0.5, "{}", m.token_reuse);
+}
+
+#[test]
+fn failed_turns_are_retried_with_linear_backoff_then_abandoned() {
+    // Every backend is gone from the start: each attempt ends in no-route
+    // at its send. Attempt 2 goes 1 s after attempt 1, attempt 3 2 s after
+    // attempt 2; then the conversation is abandoned.
+    let mut p = prepared(&input("conversations.json"));
+    p.set_window(0.0, 30.0);
+    p.settings.keep_detail = true;
+    p.settings.faults = (0..6)
+        .map(|b| Fault {
+            trigger: Trigger::At(0),
+            backend: b,
+            action: FaultAction::Remove,
+        })
+        .collect();
+    let r = run_one(&p, "guard", 8.0, 1);
+    let detail = r.detail.expect("detail");
+    let mut sends: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for req in &detail.requests {
+        assert!(!req.succeeded);
+        sends.entry(req.key).or_default().push(req.sent);
+    }
+    let horizon = 30_000_000;
+    let mut complete = 0;
+    for times in sends.values() {
+        let t0 = times[0];
+        let expected: Vec<u64> = [t0, t0 + 1_000_000, t0 + 3_000_000]
+            .into_iter()
+            .filter(|&t| t < horizon)
+            .collect();
+        assert_eq!(times, &expected);
+        complete += usize::from(times.len() == 3);
+    }
+    assert!(complete > 40, "{complete}");
+    let m = r.metrics;
+    assert_eq!(m.succeeded, 0);
+    assert_eq!(m.no_route, m.measured);
+    // Every conversation started before 27 s was abandoned.
+    assert_eq!(m.conversations, Some(sends.len() as u64));
+    assert_eq!(m.abandoned_conversations, Some(complete as u64));
+    let share = m.abandoned_share.expect("share");
+    assert!((share - complete as f64 / sends.len() as f64).abs() < 1e-12);
+    assert_eq!(m.turn_retries, Some(m.measured - sends.len() as u64));
+}
+
+#[test]
+fn only_a_success_sends_the_next_turn_and_a_cut_is_no_abandonment() {
+    let mut p = prepared(&input("conversations.json"));
+    p.set_window(5.0, 25.0);
+    p.settings.keep_detail = true;
+    let r = run_one(&p, "guard", 8.0, 2);
+    let detail = r.detail.expect("detail");
+    let mut per_key: BTreeMap<u32, Vec<(u64, bool, u64)>> = BTreeMap::new();
+    for req in &detail.requests {
+        per_key
+            .entry(req.key)
+            .or_default()
+            .push((req.sent, req.succeeded, req.done));
+        assert!(req.sent < 30_000_000, "nothing is sent after the horizon");
+    }
+    let mut follow_ups = 0;
+    for turns in per_key.values() {
+        for pair in turns.windows(2) {
+            // The next turn goes after the previous one's last token.
+            assert!(pair[0].1, "a next turn only after a success");
+            assert!(pair[1].0 >= pair[0].2, "{pair:?}");
+            follow_ups += 1;
+        }
+    }
+    assert!(follow_ups > 50, "{follow_ups}");
+    assert_eq!(r.metrics.abandoned_conversations, Some(0));
+    assert_eq!(r.metrics.turn_retries, Some(0));
+}
+
+fn files(p: &Prepared, jobs: usize) -> Vec<String> {
+    let runs = sweep::sweep(p, jobs, &mut |_, _| {});
+    vec![
+        output::summary_json(p, "faithful", &runs),
+        output::summary_csv(p, &runs),
+        output::table(p, &runs),
+    ]
+}
+
+#[test]
+fn job_counts_give_identical_files_with_the_conversation_metrics() {
+    let mut p = prepared(&input("conversations.json"));
+    p.set_window(5.0, 15.0);
+    let one = files(&p, 1);
+    assert_eq!(one, files(&p, 2), "--jobs 2");
+    for name in output::CONVERSATION_METRICS {
+        assert!(one[0].contains(&format!("\"{name}\"")), "{name}");
+        assert!(one[1].lines().next().unwrap_or("").contains(name), "{name}");
+    }
+    assert!(one[2].contains("conversations: guard at 8: "), "{}", one[2]);
+}
+
+#[test]
+fn the_example_runs_in_quick_form() {
+    let path = super::repo().join("examples/scenario-conversations.json");
+    let text = std::fs::read_to_string(&path).expect("example");
+    let mut p = prepared(&text);
+    p.quick();
+    p.set_window(20.0, 30.0);
+    p.file.rates_rps = vec![150.0];
+    p.policies.truncate(1);
+    let runs = sweep::sweep(&p, 1, &mut |_, _| {});
+    let m = &runs[0].result.metrics;
+    assert!(m.conversations.expect("conversations") > 300, "{m:?}");
+    assert!(m.succeeded > 2_000, "{m:?}");
+    assert!(m.token_reuse > 0.4, "{m:?}");
+    let off =
+        std::fs::read_to_string(super::repo().join("examples/scenario-conversations-off.json"))
+            .expect("example");
+    assert_eq!(
+        off.replace(
+            "\"last_cluster_affinity\": false",
+            "\"last_cluster_affinity\": true"
+        )
+        .lines()
+        .skip(3)
+        .collect::<Vec<_>>(),
+        text.lines().skip(3).collect::<Vec<_>>(),
+        "the two examples differ only by the flag"
+    );
+}
+
+/// Every diagnostic of a scenario that does not load, one a line: code,
+/// line:column, message and help.
+fn diagnostics(text: &str) -> String {
+    let Err(report) = load("conversations.json", text) else {
+        panic!("expected an invalid scenario");
+    };
+    report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let (line, col) = line_column(text, d.span.start);
+            let help = d.help.clone().unwrap_or_default();
+            format!("{:?} {line}:{col} {} [{help}]\n", d.code, d.message)
+        })
+        .collect()
+}
+
+fn with_conversations(object: &str) -> String {
+    let text = input("conversations.json");
+    let start = text.find("\"conversations\"").expect("key");
+    let end = start + text[start..].find('}').expect("end") + 1;
+    format!(
+        "{}\"conversations\": {object}{}",
+        &text[..start],
+        &text[end..]
+    )
+}
+
+#[test]
+fn bad_conversation_keys_and_values_are_diagnosed() {
+    let settings = {
+        let mut s = insta::Settings::clone_current();
+        s.set_snapshot_path("../../../../snapshots/sim");
+        s.set_prepend_module_to_snapshot(false);
+        s
+    };
+    let structure = diagnostics(&with_conversations(
+        r#"{"mean_turn": 4, "think_time_s": "2", "first_message_tokens": [500],
+            "message_tokens": [20, 200], "output_tokens": [20, 100],
+            "max_context_tokens": 4096, "block_tokens": 64, "retry_backof_s": 1}"#,
+    ));
+    let values = diagnostics(&with_conversations(
+        r#"{"mean_turns": 0.5, "think_time_s": -1, "first_message_tokens": [0, 3000],
+            "message_tokens": [200, 20], "output_tokens": [0, 100],
+            "max_context_tokens": 3000, "block_tokens": 0, "max_turn_attempts": 0,
+            "retry_backoff_s": 1e300}"#,
+    ));
+    let blocks = diagnostics(&with_conversations(
+        r#"{"mean_turns": 4, "think_time_s": 2, "first_message_tokens": [500, 1500],
+            "message_tokens": [20, 200], "output_tokens": [20, 100],
+            "max_context_tokens": 1000000, "block_tokens": 1}"#,
+    ));
+    let both = diagnostics(&input("conversations.json").replacen(
+        "\"conversations\"",
+        "\"workload\": {\"keys\": 2, \"zipf_s\": 0, \"input_tokens\": [1, 1], \"output_tokens\": 1},\n  \"conversations\"",
+        1,
+    ));
+    let shown = format!(
+        "# structure\n{structure}\n# values\n{values}\n# block budget\n{blocks}\n# two workloads\n{both}"
+    );
+    settings.bind(|| insta::assert_snapshot!("conversations_bad_inputs", shown));
+}
