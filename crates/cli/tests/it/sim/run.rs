@@ -55,6 +55,11 @@ fn bundled_scenarios_are_valid() {
         if SEVEN_POLICIES.contains(&name.as_str()) {
             assert_eq!(p.policies.len(), 7, "{name}");
         }
+        if name.starts_with("scenario-conversations") {
+            // The two overflow-guard policies on growing conversations.
+            assert_eq!(p.policies.len(), 2, "{name}");
+            assert!(p.file.conversations.is_some(), "{name}");
+        }
         seen.push(name);
     }
     for name in SEVEN_POLICIES {
