@@ -387,3 +387,44 @@ fn bad_conversation_keys_and_values_are_diagnosed() {
     );
     settings.bind(|| insta::assert_snapshot!("conversations_bad_inputs", shown));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// For any sizes: every prompt fits, is the first message plus the
+    /// exchanges it keeps, drops only ever more of them, and shares the
+    /// whole previous prompt unless it dropped one (then the first message).
+    #[test]
+    fn prompts_fit_and_share_what_they_keep(
+        first in 1u64..5_000,
+        pairs in proptest::collection::vec((0u64..600, 1u64..600), 0..40),
+        last_output in 1u64..600,
+        slack in 0u64..20_000,
+    ) {
+        let messages: Vec<u64> = pairs.iter().map(|p| p.0).collect();
+        let mut outputs: Vec<u64> = pairs.iter().map(|p| p.1).collect();
+        outputs.push(last_output);
+        let max = first + 600 + 600 + slack;
+        let got = prompts(first, &messages, &outputs, max);
+        proptest::prop_assert_eq!(got.len(), messages.len() + 1);
+        proptest::prop_assert_eq!(got[0], p(first, 0, 2));
+        for k in 1..got.len() {
+            let (prev, cur) = (got[k - 1], got[k]);
+            let turn = k + 1;
+            let kept: u64 = (cur.kept_from as usize..=turn)
+                .map(|j| outputs[j - 2] + messages[j - 2])
+                .sum();
+            proptest::prop_assert!(cur.input <= max);
+            proptest::prop_assert_eq!(cur.input, first + kept);
+            proptest::prop_assert!(cur.kept_from >= prev.kept_from);
+            proptest::prop_assert!(cur.kept_from as usize <= turn);
+            let expected = if cur.kept_from == prev.kept_from { prev.input } else { first };
+            proptest::prop_assert_eq!(cur.shared, expected);
+            // Dropping one exchange fewer would not have fitted.
+            if cur.kept_from > prev.kept_from {
+                let j = cur.kept_from as usize - 1;
+                proptest::prop_assert!(cur.input + outputs[j - 2] + messages[j - 2] > max);
+            }
+        }
+    }
+}
