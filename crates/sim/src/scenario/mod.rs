@@ -100,6 +100,23 @@ pub struct InputTpsSpec {
     pub initial: f64,
     pub window: usize,
     pub floor_ms: f64,
+    /// `initial` is per GPU worker (stargate's second-generation
+    /// simulator): a backend starts from `initial` x its engine's
+    /// `num_gpu_workers` (engine v3 only). Absent: per backend.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_gpu_worker: bool,
+}
+
+impl InputTpsSpec {
+    /// A backend's initial input TPS on `engine`.
+    pub fn initial_for(&self, engine: &EngineParams) -> f64 {
+        if self.per_gpu_worker {
+            let workers = engine.batched.clone().unwrap_or_default().num_gpu_workers;
+            self.initial * f64::from(workers)
+        } else {
+            self.initial
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -528,7 +545,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         topology: Topology::resolve(&f.topology),
         engine: f.engine.clone(),
         pylon: PylonConfig {
-            initial_tps: p.input_tps.initial,
+            initial_tps: p.input_tps.initial_for(&f.engine),
             mode: match p.input_tps.mode {
                 TpsModeSpec::Window => TpsMode::Window {
                     window: p.input_tps.window,

@@ -124,6 +124,7 @@ const INPUT_TPS: &[Field] = &[
     req("initial", NUMBER),
     req("window", U64),
     req("floor_ms", NUMBER),
+    opt("per_gpu_worker", Shape::Bool),
 ];
 const MISMATCH: &[Field] = &[
     req("enabled", Shape::Bool),

@@ -317,6 +317,15 @@ fn pylon(f: &ScenarioFile, err: &mut Err<'_>) {
             format!("`input_tps` needs `initial` > 0, `window` in 1..={MAX_TPS_WINDOW} and `floor_ms` in 0..={MAX_DELAY_MS}"),
         );
     }
+    if p.input_tps.per_gpu_worker && f.engine.model != crate::engine::V3 {
+        err(
+            "pylon.input_tps.per_gpu_worker",
+            format!(
+                "`per_gpu_worker` needs the batched engine (`engine.model` \"{}\"): only it has GPU workers",
+                crate::engine::V3
+            ),
+        );
+    }
     if !(p.mismatch.tolerance.is_finite() && p.mismatch.tolerance >= 0.0) {
         err(
             "pylon.mismatch.tolerance",

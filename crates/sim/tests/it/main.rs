@@ -16,6 +16,7 @@ mod fleets;
 mod gateway;
 mod input_work;
 mod invariants;
+mod parity;
 mod plot;
 mod publish;
 mod robustness;
