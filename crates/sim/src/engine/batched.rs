@@ -25,9 +25,11 @@
 //! Timers: `id` is the worker, `tag` its step generation (a timer of an
 //! earlier generation is stale).
 
-use super::{Action, EngineModel, EngineParams, Job, Timer, NO_KEY};
+use super::blocks::KvEvent;
+use super::{Action, BlockPlan, EngineModel, EngineParams, Job, Timer, NO_KEY};
 use crate::events::ReqId;
 use crate::time::Micros;
+use crate::workload::BlockSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -77,6 +79,9 @@ struct KeyCache {
     used: u64,
     clock: u64,
     evictions: u64,
+    /// When KV events are logged: (key, true) when a key's entry appears,
+    /// (key, false) when it is evicted, in order.
+    changes: Option<Vec<(u32, bool)>>,
 }
 
 impl KeyCache {
@@ -127,9 +132,15 @@ impl KeyCache {
             return 0;
         }
         let e = self.entry(key);
+        let was_empty = e.tokens == 0;
         let growth = to.saturating_sub(e.tokens);
         e.tokens += growth;
         self.used += growth;
+        if was_empty && growth > 0 {
+            if let Some(changes) = &mut self.changes {
+                changes.push((key, true));
+            }
+        }
         growth
     }
 
@@ -142,6 +153,9 @@ impl KeyCache {
         let tokens = std::mem::take(&mut e.tokens);
         self.used -= tokens;
         self.evictions += 1;
+        if let Some(changes) = &mut self.changes {
+            changes.push((key, false));
+        }
         true
     }
 
@@ -201,10 +215,22 @@ pub struct BatchedEngine {
     workers: Vec<Worker>,
     /// Off only in tests that compare the jumps with single steps.
     jumps: bool,
+    /// The run's prefix blocks, for the KV events of routers that follow
+    /// them: a key's entry stores or removes its whole chain of blocks.
+    blocks: BlockPlan,
+    /// By key: the blocks of its chain (the last request's) and how many
+    /// workers cache it (a block is stored while one does).
+    chains: Vec<(BlockSpan, u32)>,
+    logging: bool,
 }
 
 impl BatchedEngine {
     pub fn new(params: &EngineParams) -> Self {
+        Self::with_blocks(params, &BlockPlan::default())
+    }
+
+    /// An engine whose KV events name the blocks of `blocks`.
+    pub fn with_blocks(params: &EngineParams, blocks: &BlockPlan) -> Self {
         let p = params.batched.clone().unwrap_or_default();
         let workers = vec![Worker::default(); p.num_gpu_workers.max(1) as usize];
         BatchedEngine {
@@ -214,6 +240,9 @@ impl BatchedEngine {
             workers,
             p,
             jumps: true,
+            blocks: blocks.clone(),
+            chains: Vec::new(),
+            logging: false,
         }
     }
 
@@ -432,6 +461,13 @@ fn schedule(at: Micros, worker: usize, generation: u32) -> Action {
 impl EngineModel for BatchedEngine {
     fn accept(&mut self, now: Micros, mut job: Job, out: &mut Vec<Action>) {
         job.output = job.output.max(1);
+        if self.logging && job.key != NO_KEY {
+            let k = job.key as usize;
+            if self.chains.len() <= k {
+                self.chains.resize(k + 1, (BlockSpan::default(), 0));
+            }
+            self.chains[k].0 = job.blocks;
+        }
         let w = self.pick(job.key);
         self.workers[w].fifo.push_back(job);
         if self.workers[w].step.is_none() {
@@ -490,6 +526,42 @@ impl EngineModel for BatchedEngine {
                 .saturating_sub(worker.cache.used + worker.reserved),
         );
         worker.cache.put(job.key, tokens);
+    }
+
+    fn log_kv_events(&mut self) {
+        self.logging = true;
+        for w in &mut self.workers {
+            w.cache.changes.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// A key's entry appearing in the first worker stores its chain's
+    /// blocks; its eviction from the last worker removes them.
+    fn take_kv_events(&mut self, out: &mut Vec<KvEvent>) {
+        for w in &mut self.workers {
+            let Some(changes) = &mut w.cache.changes else {
+                continue;
+            };
+            for (key, stored) in changes.drain(..) {
+                let Some((span, holders)) = self.chains.get_mut(key as usize) else {
+                    continue;
+                };
+                let event: fn(u32) -> KvEvent = if stored {
+                    *holders += 1;
+                    if *holders > 1 {
+                        continue;
+                    }
+                    KvEvent::Stored
+                } else {
+                    *holders = holders.saturating_sub(1);
+                    if *holders > 0 {
+                        continue;
+                    }
+                    KvEvent::Removed
+                };
+                out.extend(self.blocks.of(*span).iter().map(|&b| event(b)));
+            }
+        }
     }
 
     fn cached_tokens(&self) -> u64 {

@@ -25,7 +25,7 @@ pub mod slots;
 
 use super::events::ReqId;
 use super::time::{from_ms, from_secs, Micros};
-use super::workload::BlockSpan;
+pub use super::workload::BlockSpan;
 use blocks::KvEvent;
 use indexmap::IndexMap;
 use std::sync::Arc;
@@ -222,7 +222,7 @@ pub trait EngineModel: std::fmt::Debug + Send {
     /// progress; the actions go to `out`).
     fn slow_down(&mut self, now: Micros, factor: f64, out: &mut Vec<Action>);
 
-    /// Engine v2 only: log block stores and removals from now on, for
+    /// Engines v2 and v3: log block stores and removals from now on, for
     /// routers that follow KV events.
     fn log_kv_events(&mut self) {}
 
@@ -282,7 +282,7 @@ pub fn build(params: &EngineParams, blocks: &BlockPlan) -> Box<dyn EngineModel> 
     }
     match params.model.as_str() {
         V2 => Box::new(slots::EngineV2::v2(params, blocks)),
-        V3 => Box::new(batched::BatchedEngine::new(params)),
+        V3 => Box::new(batched::BatchedEngine::with_blocks(params, blocks)),
         _ => Box::new(slots::EngineV1::v1(params, blocks)),
     }
 }

@@ -314,3 +314,59 @@ fn a_slow_down_scales_the_steps_that_start_after_it() {
         [(4_085, Action::FirstToken(1)), (16_340, Action::Done(1))]
     );
 }
+
+/// KV events (for routers that follow them, as Dynamo's does): a key's
+/// entry stores its chain's blocks when its prefill ends and removes them
+/// when it is evicted; nothing is logged until asked.
+#[test]
+fn a_keys_entry_stores_and_removes_its_whole_chain_of_blocks() {
+    use routex_sim::engine::blocks::KvEvent;
+    use routex_sim::engine::BlockPlan;
+    use routex_sim::engine::BlockSpan;
+    let plan = BlockPlan {
+        blocks: vec![10, 11, 12, 20, 21].into(),
+        block_ids: 22,
+        block_tokens: 1_000,
+    };
+    let with_chain = |id, key, start, len, input| Job {
+        blocks: BlockSpan { start, len },
+        ..job(id, key, input, 2)
+    };
+    let mut e = BatchedEngine::with_blocks(&params(5_000), &plan);
+    e.log_kv_events();
+    let mut d = Driver::new(e);
+    d.send(0, with_chain(1, 1, 0, 3, 3_000));
+    d.finish();
+    let mut events = Vec::new();
+    d.engine.take_kv_events(&mut events);
+    assert_eq!(
+        events,
+        [
+            KvEvent::Stored(10),
+            KvEvent::Stored(11),
+            KvEvent::Stored(12)
+        ]
+    );
+    // Key 2 needs 2 000 + 2 with 5 000 - 3 002 free: key 1 is evicted.
+    d.send(100_000, with_chain(2, 2, 3, 2, 2_000));
+    d.finish();
+    events.clear();
+    d.engine.take_kv_events(&mut events);
+    assert_eq!(
+        events,
+        [
+            KvEvent::Removed(10),
+            KvEvent::Removed(11),
+            KvEvent::Removed(12),
+            KvEvent::Stored(20),
+            KvEvent::Stored(21)
+        ]
+    );
+    // Without logging, no events.
+    let mut quiet = Driver::new(BatchedEngine::with_blocks(&params(5_000), &plan));
+    quiet.send(0, with_chain(1, 1, 0, 3, 3_000));
+    quiet.finish();
+    events.clear();
+    quiet.engine.take_kv_events(&mut events);
+    assert!(events.is_empty());
+}
