@@ -138,9 +138,11 @@ fn the_comparison_scenarios_load() {
         ]
         .map(String::from),
     );
-    for (file, rates) in [
-        ("scenario-compare-trace.json", 6),
-        ("scenario-compare-zipf-v2.json", 5),
+    use routex_sim::engine::{V2, V3};
+    for (file, rates, engine) in [
+        ("scenario-compare-trace.json", 6, V2),
+        ("scenario-compare-zipf-v2.json", 5, V2),
+        ("scenario-compare-zipf-v3.json", 5, V3),
     ] {
         let text = std::fs::read_to_string(examples.join(file)).expect(file);
         let options = LoadOptions {
@@ -153,6 +155,24 @@ fn the_comparison_scenarios_load() {
         assert_eq!(got, want, "{file}");
         assert_eq!(p.file.rates_rps.len(), rates, "{file}");
         assert_eq!(p.file.seeds, vec![1, 2, 3], "{file}");
-        assert_eq!(p.settings.engine.model, routex_sim::engine::V2, "{file}");
+        assert_eq!(p.settings.engine.model, engine, "{file}");
     }
+    // The v3 comparison is the v2 one with the batched engine and its
+    // Pylon's initial rate (20 000 per worker) only.
+    let strip = |file: &str| {
+        let text = std::fs::read_to_string(examples.join(file)).expect(file);
+        let mut v: serde_json::Value = serde_json::from_str(&text).expect(file);
+        let o = v.as_object_mut().expect("object");
+        o.remove("name");
+        o.remove("engine");
+        o["pylon"]
+            .as_object_mut()
+            .expect("pylon")
+            .remove("input_tps");
+        v
+    };
+    assert_eq!(
+        strip("scenario-compare-zipf-v2.json"),
+        strip("scenario-compare-zipf-v3.json")
+    );
 }
