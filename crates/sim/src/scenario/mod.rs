@@ -788,6 +788,7 @@ mod tests {
             duration_s: Some(1.0),
             factor: Some(2.0),
         }];
+        file.pylon.input_tps.per_gpu_worker = true;
         file.client.last_cluster_store = Some(LastClusterStoreSpec {
             ttl_ms: 1,
             max_sessions: Some(2),
