@@ -61,6 +61,19 @@ const BYTES_PER_TARGET: usize = 5 * 512;
 /// (docs/embedding.md, bounds).
 const BYTES_OUTSIDE_RANKING_CACHES: usize = 3 * 512;
 
+/// A pulsar request of `routing_key` (a target each) and
+/// `affinity_key` (a ranking each), 100 input tokens, for model `llama`.
+fn pulsar_request<'a>(routing_key: &'a str, affinity_key: &'a str) -> RouteRequest<'a> {
+    RouteRequest::new(Request {
+        model: "llama",
+        routing_key: Some(routing_key),
+        cache_affinity_key: Some(affinity_key),
+        input_tokens: Some(100),
+        ..Request::default()
+    })
+    .with_method("pulsar;seed=x")
+}
+
 // A slow guard (a million keys, about 90 s in a debug build on 2 cores):
 // kept out of the README's test command and run by its own step of
 // .ci/run (`-- --ignored`).
@@ -84,14 +97,7 @@ fn a_million_routing_keys_stay_within_the_documented_memory() {
     let mut route = |n: usize| {
         key.clear();
         write!(key, "tenant-{n}").unwrap();
-        let request = RouteRequest::new(Request {
-            model: "llama",
-            routing_key: Some(&key),
-            cache_affinity_key: Some("conversation"),
-            input_tokens: Some(100),
-            ..Request::default()
-        })
-        .with_method("pulsar;seed=x");
+        let request = pulsar_request(&key, "conversation");
         router
             .route(&request, &clusters, &mut rng, &mut scratch)
             .expect("routes");
@@ -145,14 +151,7 @@ fn a_full_ranking_cache_stays_within_the_documented_memory() {
     let mut route = |n: usize| {
         key.clear();
         write!(key, "conversation-{n:07}").unwrap(); // 20 bytes
-        let request = RouteRequest::new(Request {
-            model: "llama",
-            routing_key: Some("tenant"),
-            cache_affinity_key: Some(&key),
-            input_tokens: Some(100),
-            ..Request::default()
-        })
-        .with_method("pulsar;seed=x");
+        let request = pulsar_request("tenant", &key);
         router
             .route(&request, &clusters, &mut rng, &mut scratch)
             .expect("routes");
@@ -359,14 +358,7 @@ fn the_ranking_cache_pool_shrinks_when_instances_go() {
     // KiB, once per process) and the scratch space are not in the figure.
     {
         let warm = Router::new(table.clone());
-        let request = RouteRequest::new(Request {
-            model: "llama",
-            routing_key: Some("warm"),
-            cache_affinity_key: Some("conversation"),
-            input_tokens: Some(100),
-            ..Request::default()
-        })
-        .with_method("pulsar;seed=x");
+        let request = pulsar_request("warm", "conversation");
         warm.route(&request, &clusters, &mut rng, &mut scratch)
             .expect("routes");
     }
@@ -377,14 +369,7 @@ fn the_ranking_cache_pool_shrinks_when_instances_go() {
     for n in 0..4096 {
         key.clear();
         write!(key, "tenant-{n}").unwrap();
-        let request = RouteRequest::new(Request {
-            model: "llama",
-            routing_key: Some(&key),
-            cache_affinity_key: Some("conversation"),
-            input_tokens: Some(100),
-            ..Request::default()
-        })
-        .with_method("pulsar;seed=x");
+        let request = pulsar_request(&key, "conversation");
         router
             .route(&request, &clusters, &mut rng, &mut scratch)
             .expect("routes");

@@ -178,20 +178,23 @@ mod tests {
         assert_eq!(index.position(&cs, "cluster-7"), Some(None));
     }
 
+    /// Ids of every length class the word compare treats apart: empty,
+    /// under a word, one word, between words, two words.
+    const IDS: [&str; 9] = [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "abcd",
+        "abcdefg",
+        "abcdefgh",
+        "cluster-07",
+        "abcdefghijklmnop",
+    ];
+
     #[test]
     fn short_ids_are_covered_by_their_words() {
-        let ids = [
-            "",
-            "a",
-            "ab",
-            "abc",
-            "abcd",
-            "abcdefg",
-            "abcdefgh",
-            "cluster-07",
-            "abcdefghijklmnop",
-        ];
-        for a in ids {
+        for a in IDS {
             let mut changed = a.as_bytes().to_vec();
             for i in 0..changed.len() {
                 changed[i] ^= 1;
@@ -204,19 +207,8 @@ mod tests {
 
     #[test]
     fn ids_compare_exactly() {
-        let ids = [
-            "",
-            "a",
-            "ab",
-            "abc",
-            "abcd",
-            "abcdefg",
-            "abcdefgh",
-            "cluster-07",
-            "abcdefghijklmnop",
-        ];
-        for a in ids {
-            for b in ids {
+        for a in IDS {
+            for b in IDS {
                 for (x, y) in [(a, b), (a, &b[..b.len().saturating_sub(1)])] {
                     assert_eq!(Key::of(x).is(y), x == y, "{x:?} {y:?}");
                 }

@@ -177,6 +177,21 @@ impl Topology {
         }
     }
 
+    /// Every id a scenario may name a backend by: each cluster's, then
+    /// its members' where they differ (a cluster of several backends).
+    pub fn ids(&self) -> Vec<&str> {
+        let mut ids = Vec::with_capacity(self.members.len() + self.backends.len());
+        for c in &self.backends {
+            ids.push(c.id.as_str());
+            for m in c.members.clone() {
+                if self.members[m].id != c.id {
+                    ids.push(self.members[m].id.as_str());
+                }
+            }
+        }
+        ids
+    }
+
     /// Whether some cluster has several members.
     pub fn has_shared_clusters(&self) -> bool {
         self.members.len() > self.backends.len()

@@ -164,41 +164,24 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
         return;
     }
     let topo = Topology::resolve(&f.topology);
-    let mut names: Vec<&str> = Vec::new();
-    for c in &topo.backends {
-        names.push(&c.id);
-        for m in c.members.clone() {
-            if topo.members[m].id != c.id {
-                names.push(&topo.members[m].id);
-            }
-        }
-    }
+    let names = topo.ids();
     for (i, fault) in f.faults.iter().enumerate() {
         if members_named(&topo, &fault.backend).is_some() {
             continue;
         }
         let name = &fault.backend;
-        let mut d = Diagnostic::new(
+        let d = Diagnostic::new(
             Code::InvalidValue,
             spans.at(&format!("faults.{i}.backend")),
             format!("`{name}` is no cluster or backend of the topology"),
         );
-        let best = (name.len() <= 256)
-            .then(|| routex::check::did_you_mean(name, names.iter().copied()))
-            .flatten();
-        d = match best {
-            Some(best) => d
-                .with_help(format!("did you mean `{best}`?"))
-                .with_suggestion(format!("\"{best}\"")),
-            None if names.len() <= 8 => d.with_help(format!(
-                "the topology's clusters and backends: {}",
-                names.join(", ")
-            )),
-            None => d.with_help(
-                "ids are `<region>-b<i>` (and `<region>-b<i>-p<j>` in a cluster of several backends)",
-            ),
-        };
-        errors.push(d);
+        errors.push(validate::unknown_name_help(
+            d,
+            name,
+            &names,
+            "clusters and backends",
+            validate::ID_PATTERN,
+        ));
     }
 }
 

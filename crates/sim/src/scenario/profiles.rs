@@ -113,22 +113,21 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
             .as_ref()
             .is_some_and(|w| w.block_tokens.is_some());
     let regions: Vec<&str> = f.topology.regions.iter().map(|r| r.name.as_str()).collect();
-    let mut backends: Vec<&str> = Vec::new();
-    for c in &topo.backends {
-        backends.push(&c.id);
-        for m in c.members.clone() {
-            if topo.members[m].id != c.id {
-                backends.push(&topo.members[m].id);
-            }
-        }
-    }
-    for (map, names, what, listed) in [
-        ("regions", &regions, "region", "regions"),
+    let backends = topo.ids();
+    for (map, names, what, listed, otherwise) in [
+        (
+            "regions",
+            &regions,
+            "region",
+            "regions",
+            "`topology.regions` names the regions",
+        ),
         (
             "backends",
             &backends,
             "cluster or backend",
             "clusters and backends",
+            validate::ID_PATTERN,
         ),
     ] {
         let keys = if map == "regions" {
@@ -138,26 +137,14 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
         };
         for name in keys.keys().filter(|k| !names.contains(&k.as_str())) {
             let path = format!("engine.{map}.{name}");
-            let mut d = Diagnostic::new(
+            let d = Diagnostic::new(
                 Code::InvalidValue,
                 spans.key(&path),
                 format!("`engine.{map}` names `{name}`, which is no {what} of the topology"),
             );
-            let best = (name.len() <= 256)
-                .then(|| routex::check::did_you_mean(name, names.iter().copied()))
-                .flatten();
-            d = match best {
-                Some(best) => d
-                    .with_help(format!("did you mean `{best}`?"))
-                    .with_suggestion(format!("\"{best}\"")),
-                None if names.len() <= 8 => {
-                    d.with_help(format!("the topology's {listed}: {}", names.join(", ")))
-                }
-                None => d.with_help(format!(
-                    "{what} ids are `<region>-b<i>` (and `<region>-b<i>-p<j>` in a cluster of several backends)"
-                )),
-            };
-            errors.push(d);
+            errors.push(validate::unknown_name_help(
+                d, name, names, listed, otherwise,
+            ));
         }
     }
     // Each member's resolved engine, checked by the fleet's rules; a

@@ -4,6 +4,7 @@
 use super::ScenarioFile;
 use crate::engine::{EngineParams, V1, V2, V3};
 use crate::workload::trace::{Trace, TraceSpec, FORMATS};
+use routex::diag::Diagnostic;
 
 /// The most distinct prefix blocks a workload may have: each engine v2
 /// cache indexes them with one `u32` per id.
@@ -475,4 +476,33 @@ pub(super) fn trace_window(f: &mut ScenarioFile, trace: &Trace, err: &mut Err<'_
         }
     }
     // A trace shorter than warm-up + window is repeated (window.rs).
+}
+
+/// How the fleet's cluster and backend ids are made, for a name that is
+/// none of them and close to none.
+pub(super) const ID_PATTERN: &str =
+    "cluster and backend ids are `<region>-b<i>` (and `<region>-b<i>-p<j>` in a cluster of several backends)";
+
+/// `d`, about a name that is none of `names` (the topology's `listed`),
+/// with help: the closest name, else the list when it is short, else
+/// `otherwise`.
+pub(super) fn unknown_name_help(
+    d: Diagnostic,
+    name: &str,
+    names: &[&str],
+    listed: &str,
+    otherwise: &str,
+) -> Diagnostic {
+    let best = (name.len() <= 256)
+        .then(|| routex::check::did_you_mean(name, names.iter().copied()))
+        .flatten();
+    match best {
+        Some(best) => d
+            .with_help(format!("did you mean `{best}`?"))
+            .with_suggestion(format!("\"{best}\"")),
+        None if names.len() <= 8 => {
+            d.with_help(format!("the topology's {listed}: {}", names.join(", ")))
+        }
+        None => d.with_help(otherwise.to_string()),
+    }
 }
