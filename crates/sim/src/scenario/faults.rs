@@ -154,13 +154,7 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
             _ => {}
         }
     }
-    let size: u64 = f
-        .topology
-        .regions
-        .iter()
-        .map(|r| u64::from(r.backends))
-        .sum();
-    if size > validate::MAX_BACKENDS {
+    if !validate::backends_resolvable(f) {
         return;
     }
     let topo = Topology::resolve(&f.topology);

@@ -97,13 +97,7 @@ pub(super) fn member_profiles(
 /// large to resolve (validate.rs reports its size).
 pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic>) {
     let e = &f.engine;
-    let size: u64 = f
-        .topology
-        .regions
-        .iter()
-        .map(|r| u64::from(r.backends))
-        .sum();
-    if (e.regions.is_empty() && e.backends.is_empty()) || size > validate::MAX_BACKENDS {
+    if (e.regions.is_empty() && e.backends.is_empty()) || !validate::backends_resolvable(f) {
         return;
     }
     let topo = &Topology::resolve(&f.topology);

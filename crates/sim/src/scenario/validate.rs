@@ -114,7 +114,7 @@ fn topology(f: &ScenarioFile, err: &mut Err<'_>) {
             "the topology needs at least one backend".into(),
         );
     }
-    if t.regions.iter().map(|g| u64::from(g.backends)).sum::<u64>() > MAX_BACKENDS
+    if !backends_resolvable(f)
         || t.regions.iter().map(|g| u64::from(g.routers)).sum::<u64>() > MAX_BACKENDS
     {
         err(
@@ -505,4 +505,16 @@ pub(super) fn unknown_name_help(
         }
         None => d.with_help(otherwise.to_string()),
     }
+}
+
+/// Whether the fleet has few enough backends to resolve its topology
+/// (`numbers` reports one that has not).
+pub(super) fn backends_resolvable(f: &ScenarioFile) -> bool {
+    let backends: u64 = f
+        .topology
+        .regions
+        .iter()
+        .map(|r| u64::from(r.backends))
+        .sum();
+    backends <= MAX_BACKENDS
 }
