@@ -305,6 +305,14 @@ fn the_example_runs_in_quick_form() {
     p.file.rates_rps = vec![150.0];
     p.policies.truncate(1);
     let runs = sweep::sweep(&p, 1, &mut |_, _| {});
+    // The files a user reads, pinned: a change of how sizes, turns or
+    // think times are drawn shows here as a changed snapshot.
+    let shown = format!(
+        "{}\n{}",
+        output::summary_csv(&p, &runs),
+        output::table(&p, &runs)
+    );
+    snapshot_settings().bind(|| insta::assert_snapshot!("conversations_example_quick", shown));
     let m = &runs[0].result.metrics;
     assert!(m.conversations.expect("conversations") > 300, "{m:?}");
     assert!(m.succeeded > 2_000, "{m:?}");
@@ -353,14 +361,16 @@ fn with_conversations(object: &str) -> String {
     )
 }
 
+fn snapshot_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("../../../../snapshots/sim");
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
 #[test]
 fn bad_conversation_keys_and_values_are_diagnosed() {
-    let settings = {
-        let mut s = insta::Settings::clone_current();
-        s.set_snapshot_path("../../../../snapshots/sim");
-        s.set_prepend_module_to_snapshot(false);
-        s
-    };
+    let settings = snapshot_settings();
     let structure = diagnostics(&with_conversations(
         r#"{"mean_turn": 4, "think_time_s": "2", "first_message_tokens": [500],
             "message_tokens": [20, 200], "output_tokens": [20, 100],
