@@ -60,6 +60,7 @@ pub mod conversations {
         ConversationClient, ConversationCounts, FollowUp,
     };
     pub use crate::workload::conversations::*;
+    pub use crate::workload::sizes::{draw, Dist, Sizes};
     pub use crate::workload::{BlockSpan, Plan, PlanShape, PlannedRequest};
 }
 

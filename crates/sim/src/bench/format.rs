@@ -111,27 +111,9 @@ pub struct Registration {
     pub last_mean_input_tps: f64,
 }
 
-/// A size distribution.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(tag = "distribution", rename_all = "snake_case")]
-pub enum Dist {
-    Constant {
-        value: f64,
-    },
-    Uniform {
-        min: f64,
-        max: f64,
-    },
-    /// `mean` is the median: value = exp(ln mean + sigma z), clamped to
-    /// [`min`, `p99_cap`].
-    Lognormal {
-        mean: f64,
-        sigma: f64,
-        #[serde(default)]
-        min: Option<f64>,
-        p99_cap: f64,
-    },
-}
+/// A size distribution: the scenario's size laws share it
+/// (docs/simulator.md, "Size laws").
+pub use crate::workload::sizes::Dist;
 
 /// An arrival law of the kinds that have one.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

@@ -4,7 +4,7 @@
 //! from a manifest stargate-bench wrote, so that both tools run the very
 //! same requests.
 
-use super::format::{Arrival, BenchFile, Dist, Traffic};
+use super::format::{Arrival, BenchFile, Traffic};
 use crate::rng::{stream, Stream};
 use crate::time::{from_ms, from_secs, Micros};
 use crate::workload::{Plan, PlanShape, PlannedRequest, WorkloadSource};
@@ -22,34 +22,8 @@ pub struct BenchRequest {
     pub output: u64,
 }
 
-/// Draws a value of `d` (at least 1, whole tokens).
-pub fn draw(d: &Dist, rng: &mut ChaCha8Rng) -> u64 {
-    let v = match *d {
-        Dist::Constant { value } => value,
-        Dist::Uniform { min, max } => {
-            let (lo, hi) = (min.round() as u64, max.round() as u64);
-            return rng.random_range(lo.min(hi)..=hi.max(lo)).max(1);
-        }
-        Dist::Lognormal {
-            mean,
-            sigma,
-            min,
-            p99_cap,
-        } => {
-            // `mean` is the median; `p99_cap` a hard clamp.
-            let v = (mean.max(f64::MIN_POSITIVE).ln() + sigma * normal(rng)).exp();
-            v.min(p99_cap).max(min.unwrap_or(1.0))
-        }
-    };
-    (v.round() as u64).max(1)
-}
-
-/// A standard normal draw (Box-Muller).
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
-    let u2: f64 = rng.random();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
+/// Draws a value of a size law (the scenario's laws draw the same way).
+pub use crate::workload::sizes::draw;
 
 /// Exponential inter-arrival at `rps`.
 fn exponential(rng: &mut ChaCha8Rng, rps: f64) -> Micros {
@@ -239,6 +213,7 @@ impl WorkloadSource for BenchWorkload {
 
 #[cfg(test)]
 mod tests {
+    use super::super::format::Dist;
     use super::*;
 
     fn moments(d: &Dist, n: usize) -> (f64, f64, Vec<u64>) {

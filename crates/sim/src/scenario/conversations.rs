@@ -4,6 +4,7 @@
 use super::validate::{Err, MAX_HORIZON_S};
 use super::ScenarioFile;
 use crate::workload::conversations::{ConversationSpec, MAX_PLAN_BLOCKS, MAX_TURNS};
+use crate::workload::sizes::Sizes;
 
 /// The largest message or first message, and the longest context, in
 /// tokens; the longest reply.
@@ -21,19 +22,33 @@ fn shown(v: f64) -> String {
     }
 }
 
-fn range(err: &mut Err<'_>, key: &str, [lo, hi]: [u64; 2], max: u64) {
+/// A size's rules: a law's parameters, then `[min, max]` ordered and the
+/// largest draw at most `max`. Returns the least and the most a draw gives.
+fn size(err: &mut Err<'_>, key: &str, sizes: &Sizes, max: u64) -> [u64; 2] {
     let name = key.rsplit('.').next().unwrap_or(key);
-    if lo > hi {
-        err(
+    if let Some((inner, message)) = sizes.problem() {
+        err(&format!("{key}.{inner}"), message);
+        return sizes.bounds();
+    }
+    let [lo, hi] = sizes.bounds();
+    match sizes {
+        Sizes::Range(_) if lo > hi => err(
             key,
             format!("`{name}` is [min, max] with min <= max, got [{lo}, {hi}]"),
-        );
-    } else if hi > max {
-        err(
+        ),
+        Sizes::Range(_) if hi > max => err(
             key,
             format!("`{name}` must be at most {max} tokens, got {hi}"),
-        );
+        ),
+        Sizes::Law(_) if hi > max => err(
+            key,
+            format!(
+                "`{name}` can draw up to {hi} tokens (its largest value or cap), the most is {max}"
+            ),
+        ),
+        _ => {}
     }
+    [lo, hi]
 }
 
 /// Every rule of `conversations`.
@@ -74,31 +89,31 @@ pub(super) fn check(f: &ScenarioFile, c: &ConversationSpec, err: &mut Err<'_>) {
             ),
         );
     }
-    range(
+    let first = size(
         err,
         "conversations.first_message_tokens",
-        c.first_message_tokens,
+        &c.first_message_tokens,
         MAX_INPUT,
     );
-    range(
+    let message = size(
         err,
         "conversations.message_tokens",
-        c.message_tokens,
+        &c.message_tokens,
         MAX_INPUT,
     );
-    range(
+    let output = size(
         err,
         "conversations.output_tokens",
-        c.output_tokens,
+        &c.output_tokens,
         MAX_OUTPUT,
     );
-    if c.output_tokens[0] == 0 {
+    if output[0] == 0 {
         err(
             "conversations.output_tokens",
             "`output_tokens` must be at least 1: every turn gets a reply".into(),
         );
     }
-    if c.first_message_tokens[0] == 0 {
+    if first[0] == 0 {
         err(
             "conversations.first_message_tokens",
             "`first_message_tokens` must be at least 1".into(),
@@ -106,9 +121,9 @@ pub(super) fn check(f: &ScenarioFile, c: &ConversationSpec, err: &mut Err<'_>) {
     }
     // The first message and the newest exchange are never dropped: the
     // longest of them must fit.
-    let least = c.first_message_tokens[1]
-        .saturating_add(c.output_tokens[1])
-        .saturating_add(c.message_tokens[1]);
+    let least = first[1]
+        .saturating_add(output[1])
+        .saturating_add(message[1]);
     if c.max_context_tokens < least || c.max_context_tokens > MAX_INPUT {
         err(
             "conversations.max_context_tokens",

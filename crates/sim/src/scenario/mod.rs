@@ -755,8 +755,18 @@ mod tests {
         file.engine.regions.insert("*".into(), every.clone());
         file.engine.backends.insert("*".into(), every);
         file.topology.regions[0].backends_per_cluster = 2;
+        // Every size a law with all its keys (schema::paths).
+        let law = || {
+            crate::workload::sizes::Sizes::Law(crate::workload::sizes::Dist::Lognormal {
+                mean: 100.0,
+                sigma: 0.5,
+                min: Some(10.0),
+                p99_cap: 400.0,
+            })
+        };
         if let Some(w) = file.workload.as_mut() {
             w.block_tokens = Some(64);
+            w.input_tokens = law();
         }
         file.trace = Some(TraceSpec {
             path: "t.jsonl".into(),
@@ -770,9 +780,9 @@ mod tests {
         file.conversations = Some(ConversationSpec {
             mean_turns: 4.0,
             think_time_s: 5.0,
-            first_message_tokens: [1_000, 2_000],
-            message_tokens: [50, 200],
-            output_tokens: [100, 300],
+            first_message_tokens: law(),
+            message_tokens: law(),
+            output_tokens: law(),
             max_context_tokens: 8_192,
             block_tokens: 64,
             max_turn_attempts: 3,

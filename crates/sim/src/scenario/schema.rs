@@ -37,6 +37,10 @@ pub(super) enum Shape {
     /// One of these strings.
     Enum(&'static [&'static str]),
     Nullable(&'static Shape),
+    /// A token size: `[min, max]` (integers) or a size law, an object
+    /// whose `distribution` names which keys it takes
+    /// (`workload::sizes`).
+    Sizes,
     /// Checked elsewhere (`base_config`: an object, a path or `null`).
     Any,
 }
@@ -156,10 +160,36 @@ const CLIENT: &[Field] = &[
         Shape::Nullable(&Shape::Object(LAST_CLUSTER_STORE)),
     ),
 ];
+// The size laws' objects (workload/sizes.rs), by `distribution`.
+const LAW: Shape = Shape::Enum(&crate::workload::sizes::LAWS);
+const CONSTANT: &[Field] = &[req("distribution", LAW), req("value", NUMBER)];
+const UNIFORM: &[Field] = &[
+    req("distribution", LAW),
+    req("min", NUMBER),
+    req("max", NUMBER),
+];
+const LOGNORMAL: &[Field] = &[
+    req("distribution", LAW),
+    req("mean", NUMBER),
+    req("sigma", NUMBER),
+    opt("min", NUMBER),
+    req("p99_cap", NUMBER),
+];
+// Without a known `distribution`: every law's keys, for the did-you-mean.
+const ANY_LAW: &[Field] = &[
+    req("distribution", LAW),
+    opt("value", NUMBER),
+    opt("min", NUMBER),
+    opt("max", NUMBER),
+    opt("mean", NUMBER),
+    opt("sigma", NUMBER),
+    opt("p99_cap", NUMBER),
+];
+
 const WORKLOAD: &[Field] = &[
     req("keys", U32),
     req("zipf_s", NUMBER),
-    req("input_tokens", Shape::Pair(&U64)),
+    req("input_tokens", Shape::Sizes),
     req("output_tokens", U64),
     opt("block_tokens", Shape::Nullable(&U64)),
 ];
@@ -186,9 +216,9 @@ const FAULT: &[Field] = &[
 const CONVERSATIONS: &[Field] = &[
     req("mean_turns", NUMBER),
     req("think_time_s", NUMBER),
-    req("first_message_tokens", Shape::Pair(&U64)),
-    req("message_tokens", Shape::Pair(&U64)),
-    req("output_tokens", Shape::Pair(&U64)),
+    req("first_message_tokens", Shape::Sizes),
+    req("message_tokens", Shape::Sizes),
+    req("output_tokens", Shape::Sizes),
     req("max_context_tokens", U64),
     req("block_tokens", U64),
     opt("max_turn_attempts", U32),
@@ -251,6 +281,23 @@ pub(super) fn check(
                 duplicate(members, m, path, out);
                 check(&m.value, *inner, &child(&m.key), None, out);
             }
+        }
+        (Shape::Sizes, Json::Array(_)) => check(node, Shape::Pair(&U64), path, default, out),
+        (Shape::Sizes, Json::Object(members)) => {
+            let law = members
+                .iter()
+                .find(|m| m.key == "distribution")
+                .and_then(|m| match &m.value.value {
+                    Json::String(s) => Some(s.as_str()),
+                    _ => None,
+                });
+            let fields = match law {
+                Some("constant") => CONSTANT,
+                Some("uniform") => UNIFORM,
+                Some("lognormal") => LOGNORMAL,
+                _ => ANY_LAW,
+            };
+            object(node, members, fields, path, None, out);
         }
         (Shape::List(inner), Json::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
@@ -431,6 +478,9 @@ fn expected(shape: Shape) -> String {
         Shape::Str => "a string".into(),
         Shape::Enum(values) => format!("one of {}", quoted(values, "\"")),
         Shape::Nullable(inner) => format!("{} or null", expected(*inner)),
+        Shape::Sizes => {
+            "[min, max] (two integers) or a size law (an object with `distribution`)".into()
+        }
         Shape::Any => "any value".into(),
     }
 }
@@ -443,7 +493,7 @@ fn plural(shape: Shape) -> &'static str {
         Shape::Number => "numbers",
         Shape::Bool => "booleans",
         Shape::Str | Shape::Enum(_) => "strings",
-        Shape::Nullable(_) | Shape::Any => "values",
+        Shape::Nullable(_) | Shape::Sizes | Shape::Any => "values",
     }
 }
 
@@ -522,6 +572,8 @@ pub(super) fn paths(shape: Shape, prefix: &str, out: &mut Vec<String>) {
             }
         }
         Shape::Nullable(inner) => paths(*inner, prefix, out),
+        // The test writes every size as a lognormal with its `min`.
+        Shape::Sizes => paths(Shape::Object(LOGNORMAL), prefix, out),
         Shape::List(inner) => paths(*inner, &format!("{prefix}.0"), out),
         // The test names each map's one entry `*`.
         Shape::Map(inner @ Shape::Object(_)) => {

@@ -402,9 +402,13 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
             )
         }
     };
+    if let Some((inner, message)) = w.input_tokens.problem() {
+        err(&format!("workload.input_tokens.{inner}"), message);
+    }
+    let [in_lo, in_hi] = w.input_tokens.bounds();
     match w.block_tokens {
         Some(0) => err("workload.block_tokens", "`block_tokens` must be > 0".into()),
-        Some(bt) if u64::from(w.keys).saturating_mul(w.input_tokens[1].div_ceil(bt)) > MAX_BLOCK_IDS => {
+        Some(bt) if u64::from(w.keys).saturating_mul(in_hi.div_ceil(bt)) > MAX_BLOCK_IDS => {
             err(
                 "workload.block_tokens",
                 format!("the keys' block chains would exceed {MAX_BLOCK_IDS} block ids: use larger blocks or fewer keys"),
@@ -412,14 +416,11 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
         }
         _ => {}
     }
-    if w.keys == 0
-        || w.input_tokens[0] > w.input_tokens[1]
-        || !(w.zipf_s.is_finite() && w.zipf_s >= 0.0)
-    {
+    if w.keys == 0 || in_lo > in_hi || !(w.zipf_s.is_finite() && w.zipf_s >= 0.0) {
         err("workload", "`workload` needs `keys` > 0, `zipf_s` >= 0 and `input_tokens` [min, max] with min <= max".into());
     }
     // Bounds that keep a run's memory and arithmetic finite.
-    if w.keys > 10_000_000 || w.input_tokens[1] > 1_000_000_000 || w.output_tokens > 1_000_000 {
+    if w.keys > 10_000_000 || in_hi > 1_000_000_000 || w.output_tokens > 1_000_000 {
         err(
             "workload",
             "`workload` is too large: at most 10 000 000 keys, 10^9 input and 10^6 output tokens"

@@ -13,6 +13,7 @@
 //! policy sees the same conversations; only when a later turn is sent
 //! depends on the run: [`super::conversation_client`] decides it.
 
+use super::sizes::Sizes;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
 use crate::time::{from_secs, Micros};
 use rand::Rng;
@@ -45,11 +46,11 @@ pub struct ConversationSpec {
     /// Mean think time between a turn's last token at the client and the
     /// next turn's send: exponential.
     pub think_time_s: f64,
-    /// Inclusive ranges, drawn uniformly: the first message (system prompt
-    /// and opening), each later message, each reply.
-    pub first_message_tokens: [u64; 2],
-    pub message_tokens: [u64; 2],
-    pub output_tokens: [u64; 2],
+    /// The first message (system prompt and opening), each later message,
+    /// each reply: `[min, max]` uniform, or a size law ([`Sizes`]).
+    pub first_message_tokens: Sizes,
+    pub message_tokens: Sizes,
+    pub output_tokens: Sizes,
     /// The longest prompt; older exchanges are dropped past it.
     pub max_context_tokens: u64,
     /// Tokens per prefix block (engine v2's cache, block-aware routers).
@@ -145,14 +146,6 @@ impl WorkloadSource for ConversationSpec {
     }
 }
 
-fn uniform_tokens(rng: &mut impl Rng, [lo, hi]: [u64; 2]) -> u64 {
-    if hi > lo {
-        rng.random_range(lo..=hi)
-    } else {
-        lo
-    }
-}
-
 /// The number of turns: geometric on 1, 2, ... with the given mean.
 pub fn draw_turns(rng: &mut impl Rng, mean: f64) -> u32 {
     let u = 1.0 - rng.random::<f64>(); // (0, 1]
@@ -201,13 +194,9 @@ pub fn plan(spec: &ConversationSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) 
             let c = conversations.len() as u32;
             let router = super::synthetic::pick(&router_cdf, rng.random::<f64>()) as u32;
             let n = draw_turns(rng, spec.mean_turns);
-            let first = uniform_tokens(rng, spec.first_message_tokens);
-            let messages: Vec<u64> = (1..n)
-                .map(|_| uniform_tokens(rng, spec.message_tokens))
-                .collect();
-            let outputs: Vec<u64> = (0..n)
-                .map(|_| uniform_tokens(rng, spec.output_tokens))
-                .collect();
+            let first = spec.first_message_tokens.draw(rng);
+            let messages: Vec<u64> = (1..n).map(|_| spec.message_tokens.draw(rng)).collect();
+            let outputs: Vec<u64> = (0..n).map(|_| spec.output_tokens.draw(rng)).collect();
             let sizes = prompts(first, &messages, &outputs, spec.max_context_tokens);
             conversations.push(Conversation {
                 first: turns.len() as u32,

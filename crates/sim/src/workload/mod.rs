@@ -2,13 +2,14 @@
 //! codemap): a [`WorkloadSource`] turns an offered rate and a horizon into
 //! the run's [`Plan`], every request with its arrival, affinity key, sizes,
 //! entry router, engine draws and prefix blocks. The synthetic generator
-//! lives in [`synthetic`], trace replay in [`trace`] (Mooncake traces and,
+//! lives in [`synthetic`], the size laws in [`sizes`], trace replay in [`trace`] (Mooncake traces and,
 //! through [`sessions`], request logs with session ids); every draw comes from the `WORKLOAD` stream, so
 //! every policy sees the same plan.
 
 pub mod conversation_client;
 pub mod conversations;
 pub mod sessions;
+pub mod sizes;
 pub mod synthetic;
 pub mod trace;
 

@@ -2,6 +2,7 @@
 //! Poisson arrivals, and optionally a fixed chain of prefix blocks per key
 //! for engine v2.
 
+use super::sizes::Sizes;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
 use crate::time::from_secs;
 use rand::Rng;
@@ -14,8 +15,9 @@ use serde::{Deserialize, Serialize};
 pub struct WorkloadSpec {
     pub keys: u32,
     pub zipf_s: f64,
-    /// Inclusive range of each key's input size.
-    pub input_tokens: [u64; 2],
+    /// Each key's input size, drawn once per key: `[min, max]` uniform,
+    /// or a size law ([`Sizes`]).
+    pub input_tokens: Sizes,
     pub output_tokens: u64,
     /// Gives each key a fixed chain of ceil(input / block_tokens) blocks of
     /// its own, for engine v2; absent = no blocks.
@@ -29,7 +31,7 @@ impl WorkloadSpec {
         WorkloadSpec {
             keys: 768,
             zipf_s: 0.0,
-            input_tokens: [6_661, 6_661],
+            input_tokens: Sizes::Range([6_661, 6_661]),
             output_tokens: 256,
             block_tokens: None,
         }
@@ -68,16 +70,8 @@ fn uniform(rng: &mut impl Rng, [lo, hi]: [f64; 2]) -> f64 {
 /// Draws the whole plan.
 pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> Plan {
     let keys = spec.keys.max(1);
-    let [in_lo, in_hi] = spec.input_tokens;
-    let sizes: Vec<u64> = (0..keys)
-        .map(|_| {
-            if in_hi > in_lo {
-                rng.random_range(in_lo..=in_hi)
-            } else {
-                in_lo
-            }
-        })
-        .collect();
+    let in_lo = spec.input_tokens.bounds()[0];
+    let sizes: Vec<u64> = (0..keys).map(|_| spec.input_tokens.draw(rng)).collect();
     let (chains, blocks) = key_chains(&sizes, spec.block_tokens);
     let key_cdf = cdf((1..=keys).map(|i| 1.0 / f64::from(i).powf(spec.zipf_s)));
     let router_cdf = cdf(shape.router_weights.iter().copied());

@@ -6,7 +6,7 @@
 use super::support::{input, prepared, run_one};
 use routex::diag::line_column;
 use routex_sim::conversations::{
-    draw_exponential, draw_turns, plan, prompts, ConversationSpec, PlanShape, Prompt,
+    draw_exponential, draw_turns, plan, prompts, ConversationSpec, PlanShape, Prompt, Sizes,
 };
 use routex_sim::fleet::{Fault, FaultAction, Trigger};
 use routex_sim::rng::{stream, Stream};
@@ -18,9 +18,9 @@ fn spec(first: u64, message: u64, output: u64, max: u64, block: u64) -> Conversa
     ConversationSpec {
         mean_turns: 8.0,
         think_time_s: 2.0,
-        first_message_tokens: [first, first],
-        message_tokens: [message, message],
-        output_tokens: [output, output],
+        first_message_tokens: [first, first].into(),
+        message_tokens: [message, message].into(),
+        output_tokens: [output, output].into(),
         max_context_tokens: max,
         block_tokens: block,
         max_turn_attempts: 3,
@@ -166,6 +166,106 @@ fn turn_counts_are_geometric_and_think_times_exponential() {
     assert!((mean - 5.0).abs() < 0.05, "mean {mean}");
     assert!((var - 25.0).abs() < 0.6, "variance {var}");
     assert_eq!(draw_exponential(&mut rng, 0.0), 0);
+}
+
+/// The standard normal CDF (Abramowitz and Stegun 7.1.26: error below
+/// 1.5e-7).
+fn phi(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    0.5 * (1.0 + if x < 0.0 { -erf } else { erf })
+}
+
+/// stargate's lognormal as a scenario writes it.
+fn lognormal(median: f64, sigma: f64, cap: f64) -> Sizes {
+    serde_json::from_value(serde_json::json!({
+        "distribution": "lognormal", "mean": median, "sigma": sigma, "p99_cap": cap
+    }))
+    .expect("a size law")
+}
+
+/// Median, share at `cap`, mean and largest of the values.
+fn law_moments(mut v: Vec<u64>, cap: u64) -> (f64, f64, f64, u64) {
+    v.sort_unstable();
+    let n = v.len() as f64;
+    let at_cap = v.iter().filter(|&&x| x == cap).count() as f64 / n;
+    let mean = v.iter().sum::<u64>() as f64 / n;
+    (v[v.len() / 2] as f64, at_cap, mean, *v.last().unwrap_or(&0))
+}
+
+/// E[min(X, cap)] for X lognormal of median m and shape s.
+fn capped_mean(m: f64, s: f64, cap: f64) -> f64 {
+    let mu = m.ln();
+    let k = (cap.ln() - mu) / s;
+    (mu + s * s / 2.0).exp() * phi(k - s) + cap * (1.0 - phi(k))
+}
+
+#[test]
+fn lognormal_sizes_have_stargates_median_cap_and_mean() {
+    // First messages: median 2 000, sigma 0.6, the cap at the 99th
+    // percentile (2 000 x e^(2.326 x 0.6) = 8 076): half the conversations
+    // open below 2 000, 1 % are clamped to the cap, and the mean is the
+    // clamped lognormal's, 2 000 x e^0.18 = 2 394 less what the cap cuts.
+    let cap = (2_000.0 * (2.326_348 * 0.6f64).exp()).round();
+    let mut s = spec(1_000, 100, 50, 1 << 20, 64);
+    s.first_message_tokens = lognormal(2_000.0, 0.6, cap);
+    s.output_tokens = lognormal(300.0, 0.4, 600.0);
+    s.max_context_tokens = 1 << 20;
+    let plan = plan(
+        &s,
+        &shape(200.0, 2_000.0),
+        &mut stream(11, Stream::Workload),
+    );
+    let conv = plan.conversations.as_ref().expect("conversations");
+    let firsts: Vec<u64> = plan.requests.iter().map(|r| r.input).collect();
+    assert!(firsts.len() > 45_000, "{}", firsts.len());
+    let (median, at_cap, mean, most) = law_moments(firsts, cap as u64);
+    assert!((median / 2_000.0 - 1.0).abs() < 0.01, "median {median}");
+    assert_eq!(most, cap as u64);
+    assert!((at_cap - 0.01).abs() < 0.0015, "share at the cap {at_cap}");
+    let want = capped_mean(2_000.0, 0.6, cap);
+    assert!((2_370.0..2_385.0).contains(&want), "{want}");
+    assert!((mean / want - 1.0).abs() < 0.01, "mean {mean} vs {want}");
+    // Replies: median 300, sigma 0.4, capped at 600 (P(X > 600) = 4.1 %).
+    let replies: Vec<u64> = conv.turns.iter().map(|t| t.request.output).collect();
+    let (median, at_cap, mean, most) = law_moments(replies, 600);
+    assert!((median / 300.0 - 1.0).abs() < 0.01, "median {median}");
+    assert_eq!(most, 600);
+    let above = 1.0 - phi(2f64.ln() / 0.4);
+    assert!((at_cap - above).abs() < 0.003, "{at_cap} vs {above}");
+    let want = capped_mean(300.0, 0.4, 600.0);
+    assert!((mean / want - 1.0).abs() < 0.01, "mean {mean} vs {want}");
+}
+
+#[test]
+fn the_uniform_law_draws_as_the_range_form() {
+    // A `uniform` object and `[min, max]` consume the stream alike, so a
+    // file can switch forms without changing its plan.
+    let mut object = spec(1_000, 100, 50, 1 << 20, 64);
+    object.first_message_tokens = serde_json::from_value(serde_json::json!(
+        {"distribution": "uniform", "min": 1_500, "max": 4_500}
+    ))
+    .expect("law");
+    let mut range = spec(1_000, 100, 50, 1 << 20, 64);
+    range.first_message_tokens = [1_500, 4_500].into();
+    let a = plan(
+        &object,
+        &shape(20.0, 100.0),
+        &mut stream(5, Stream::Workload),
+    );
+    let b = plan(
+        &range,
+        &shape(20.0, 100.0),
+        &mut stream(5, Stream::Workload),
+    );
+    assert_eq!(a.requests, b.requests);
+    assert_eq!(a.conversations, b.conversations);
+    assert!(a.requests.iter().any(|r| r.input != a.requests[0].input));
 }
 
 #[test]
@@ -392,8 +492,22 @@ fn bad_conversation_keys_and_values_are_diagnosed() {
         "\"workload\": {\"keys\": 2, \"zipf_s\": 0, \"input_tokens\": [1, 1], \"output_tokens\": 1},\n  \"conversations\"",
         1,
     ));
+    let laws = diagnostics(&with_conversations(
+        r#"{"mean_turns": 4, "think_time_s": 2,
+            "first_message_tokens": {"distribution": "lognormal", "mean": 0, "sigma": 0.5},
+            "message_tokens": {"distribution": "lognormel", "mean": 100},
+            "output_tokens": {"distribution": "uniform", "min": 5, "maks": 10},
+            "max_context_tokens": 4096, "block_tokens": 64}"#,
+    ));
+    let law_values = diagnostics(&with_conversations(
+        r#"{"mean_turns": 4, "think_time_s": 2,
+            "first_message_tokens": {"distribution": "lognormal", "mean": 0, "sigma": 0.5, "p99_cap": 900},
+            "message_tokens": {"distribution": "lognormal", "mean": 100, "sigma": 1, "min": 50, "p99_cap": 2e9},
+            "output_tokens": {"distribution": "uniform", "min": 50, "max": 10},
+            "max_context_tokens": 4096, "block_tokens": 64}"#,
+    ));
     let shown = format!(
-        "# structure\n{structure}\n# values\n{values}\n# block budget\n{blocks}\n# two workloads\n{both}"
+        "# structure\n{structure}\n# values\n{values}\n# block budget\n{blocks}\n# two workloads\n{both}\n# size laws\n{laws}\n# size law values\n{law_values}"
     );
     settings.bind(|| insta::assert_snapshot!("conversations_bad_inputs", shown));
 }

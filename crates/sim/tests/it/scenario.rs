@@ -191,3 +191,42 @@ fn the_last_cluster_store_key() {
         None
     );
 }
+
+/// The synthetic workload draws each key's input size from a size law: a
+/// lognormal's median is its `mean`, no key exceeds `p99_cap`, and a bad
+/// parameter is reported at its key.
+#[test]
+fn the_synthetic_workload_takes_a_size_law() {
+    let with = |law: &str| {
+        DEFAULT_SCENARIO.replacen(
+            "\"input_tokens\": [6661, 6661]",
+            &format!("\"input_tokens\": {law}"),
+            1,
+        )
+    };
+    let mut p = super::support::prepared(&with(
+        r#"{"distribution": "lognormal", "mean": 5000, "sigma": 0.5, "p99_cap": 12000}"#,
+    ));
+    p.set_window(0.0, 20.0);
+    p.settings.keep_detail = true;
+    let r = super::support::run_one(&p, "power-of-two", 100.0, 1);
+    // Each key keeps its size: 768 keys, one size each.
+    let mut size_of = std::collections::BTreeMap::new();
+    for req in &r.detail.expect("detail").requests {
+        assert_eq!(*size_of.entry(req.key).or_insert(req.input), req.input);
+    }
+    let mut sizes: Vec<u64> = size_of.into_values().collect();
+    sizes.sort_unstable();
+    assert!(sizes.len() > 700, "{}", sizes.len());
+    let median = sizes[sizes.len() / 2] as f64;
+    // The sample median of n = 750 draws: sd about 1.25 x 0.5 / sqrt(n).
+    assert!((median / 5_000.0 - 1.0).abs() < 0.07, "median {median}");
+    assert!(*sizes.last().unwrap_or(&0) <= 12_000);
+    assert!(sizes[0] >= 1);
+    let (code, at, message) = first_error(&with(
+        r#"{"distribution": "lognormal", "mean": 5000, "sigma": -1, "p99_cap": 12000}"#,
+    ));
+    assert_eq!(code, Code::InvalidValue);
+    assert_eq!(at.0, 30, "{message}");
+    assert_eq!(message, "`sigma` must be a number >= 0, got -1");
+}
