@@ -37,6 +37,10 @@ pub struct InitArgs {
     /// instead of the synthetic workload.
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// Growing conversations (turns that extend their prompt, think time,
+    /// retries) instead of the synthetic workload, on engine v2.
+    #[arg(long, conflicts_with = "trace")]
+    pub conversations: bool,
     /// Writes the scenario here (paths in it relative to its directory)
     /// instead of stdout (paths relative to the current directory).
     #[arg(long, short = 'o')]
@@ -149,6 +153,7 @@ pub fn init(args: &InitArgs) -> i32 {
                 format,
                 span_s: None,
             }),
+        conversations: args.conversations,
     };
     // Loaded as it will be read, from its own directory: once for the
     // trace's span (the window covers it), once more to check the result.

@@ -20,6 +20,9 @@ pub struct InitSpec<'a> {
     /// model's own settings.
     pub algorithm: &'a str,
     pub trace: Option<TraceInit<'a>>,
+    /// Growing conversations instead of the synthetic workload (ignored
+    /// with a trace).
+    pub conversations: bool,
 }
 
 /// A trace to replay instead of the synthetic workload.
@@ -57,6 +60,19 @@ pub fn scenario(spec: &InitSpec<'_>) -> String {
                 ),
             )
         }
+        None if spec.conversations => (
+            "block-cache-v2",
+            r#"  "warmup_s": 120, "measure_s": 180,
+  "rates_rps": [150, 200, 250],
+  "conversations": {
+    "//": "Growing conversations (docs/simulator.md \"Growing conversations\"): each turn's prompt is the last one + its reply + a new message; turn counts geometric of mean mean_turns, think time exponential; sizes [min, max] uniform or a size law; older exchanges dropped past max_context_tokens; a failed turn retried after 1 x, 2 x retry_backoff_s, then the conversation abandoned. The warm-up covers a few conversation lifetimes.",
+    "mean_turns": 6, "think_time_s": 8,
+    "first_message_tokens": [1500, 4500], "message_tokens": [50, 400],
+    "output_tokens": [100, 400], "max_context_tokens": 16384,
+    "block_tokens": 256, "max_turn_attempts": 3, "retry_backoff_s": 1.0
+  },"#
+            .to_string(),
+        ),
         None => (
             "mockdynamo-v1",
             r#"  "warmup_s": 60, "measure_s": 180,

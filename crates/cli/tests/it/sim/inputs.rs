@@ -306,6 +306,53 @@ fn sim_init_writes_a_scenario_that_loads_and_runs() {
     settings().bind(|| insta::assert_snapshot!("inputs_init_synthetic", stdout));
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("json");
     assert_eq!(v["base_config"], "examples/lb-config.json");
+    // --conversations: growing conversations on engine v2; the file
+    // checks clean and runs, with the conversations' line per cell.
+    let conv = dir.join("conv.json");
+    let (code, stdout, stderr) = routex(&[
+        "sim",
+        "init",
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--model",
+        "mixtral-8x7b",
+        "--conversations",
+        "-o",
+        conv.to_str().expect("utf-8"),
+    ]);
+    assert_eq!((code, stdout.as_str(), stderr.as_str()), (0, "", ""));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&conv).expect("written")).expect("json");
+    assert_eq!(v["engine"]["model"], "block-cache-v2");
+    assert_eq!(v["conversations"]["mean_turns"], serde_json::json!(6));
+    assert_eq!(v["rates_rps"], serde_json::json!([150, 200, 250]));
+    assert!(v["conversations"]["//"].is_string());
+    assert!(v.get("workload").is_none() && v.get("trace").is_none());
+    let (code, stdout, _) = routex(&["sim", "check", conv.to_str().expect("utf-8")]);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "0 errors, 0 warnings in 1 file\n")
+    );
+    let (code, stdout, stderr) = routex(&["sim", "run", "--quick", conv.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("conversations: configured at 150: "),
+        "{stdout}"
+    );
+    // A trace and conversations exclude each other: a usage error.
+    let (code, _, stderr) = routex(&[
+        "sim",
+        "init",
+        "--config",
+        "examples/lb-config.json",
+        "--model",
+        "mixtral-8x7b",
+        "--conversations",
+        "--trace",
+        "examples/sessions.csv",
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
     // The model must be listed, with a did-you-mean.
     let (code, _, stderr) = routex(&[
         "sim",
