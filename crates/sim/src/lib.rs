@@ -14,7 +14,7 @@
 //!
 //! The public surface is [`scenario`], [`sweep`], [`output`], [`plot`],
 //! [`shard`], [`tune`], [`WaitMode`] and a run's [`RunMetrics`]
-//! (docs/embedding.md); `calibrate`, `engine`, `pylon`, `rng` and `run` are
+//! (docs/embedding.md); `calibrate`, `engine`, `pylon`, `rng`, `run` and `timeline` are
 //! `#[doc(hidden)]` hooks for the integration tests; the rest is private.
 //! The scenario's section types (topology, workload, policies) are
 //! readable through [`scenario::Prepared`]'s fields but not named.
@@ -53,6 +53,8 @@ pub mod pylon;
 pub mod rng;
 #[doc(hidden)]
 pub mod run;
+#[doc(hidden)]
+pub mod timeline;
 /// Growing conversations' laws and plan (the tests check them directly).
 #[doc(hidden)]
 pub mod conversations {

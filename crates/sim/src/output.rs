@@ -278,6 +278,65 @@ pub fn timeseries_csv(p: &Prepared, runs: &[RunOutput]) -> String {
     s
 }
 
+/// `backends.csv`: per run, per 10 s bin (those of `timeseries.csv`) and
+/// per backend (the topology's members, in order), its timeline
+/// ([`crate::timeline`]; docs/simulator.md, "Command line and outputs",
+/// says what each column means). A run without a timeline (too many
+/// cells, [`run_warnings`] says so) has no rows.
+pub fn backends_csv(p: &Prepared, runs: &[RunOutput]) -> String {
+    let mut s = String::from(
+        "policy,rate_rps,seed,bin_start_s,backend,cluster,region,registered,stats_out_s,\
+         slow_factor,routed,rejected_429,completed,in_flight,input_tps,reuse,backend_ttft_ms\n",
+    );
+    let topo = &p.settings.topology;
+    let region = |m: usize| {
+        let r = topo.backends[topo.members[m].cluster].region;
+        p.file
+            .topology
+            .regions
+            .get(r)
+            .map_or("", |r| r.name.as_str())
+    };
+    for r in runs {
+        let name = csv_field(&p.policies[r.key.policy].name);
+        let (rate, seed) = (r.key.rate_rps, r.key.seed);
+        for (bin, cells) in r.result.timeline.bins().enumerate() {
+            let start_s = bin as u64 * (crate::metrics::BIN_US / crate::time::US_PER_S);
+            for (m, c) in cells.iter().enumerate() {
+                let Some(member) = topo.members.get(m) else {
+                    continue;
+                };
+                let reuse = if c.input_tokens > 0 {
+                    c.reused_tokens as f64 / c.input_tokens as f64
+                } else {
+                    0.0
+                };
+                let ttft_ms = if c.first_tokens > 0 {
+                    c.ttft_sum_us as f64 / c.first_tokens as f64 / 1_000.0
+                } else {
+                    0.0
+                };
+                let _ = writeln!(
+                    s,
+                    "{name},{rate},{seed},{start_s},{},{},{},{},{},{},{},{},{},{},{},{reuse},{ttft_ms}",
+                    csv_field(&member.id),
+                    csv_field(&topo.backends[member.cluster].id),
+                    csv_field(region(m)),
+                    u8::from(c.registered),
+                    c.stats_out_us as f64 / crate::time::US_PER_S as f64,
+                    c.slow_factor,
+                    c.routed,
+                    c.rejected,
+                    c.completed,
+                    c.in_flight,
+                    c.input_tps,
+                );
+            }
+        }
+    }
+    s
+}
+
 /// A rate for the table: whole rates as written, a trace's derived rates
 /// (speed-up x native rate) to one decimal.
 fn rate_text(rate: f64) -> String {
@@ -487,6 +546,26 @@ pub fn run_warnings(p: &Prepared, runs: &[RunOutput]) -> Vec<String> {
         if !cell_is_steady(&group) {
             transient.push(format!("{name} at {}", rate_text(rate)));
         }
+    }
+    let long: Vec<String> = runs
+        .iter()
+        .filter(|r| r.result.timeline.too_long)
+        .map(|r| {
+            format!(
+                "{} at {} seed {}",
+                p.policies[r.key.policy].name,
+                rate_text(r.key.rate_rps),
+                r.key.seed
+            )
+        })
+        .collect();
+    if !long.is_empty() {
+        out.push(format!(
+            "backends.csv has no rows for {}: their 10 s bins x {} backends pass the {} cells a run keeps",
+            long.join(", "),
+            p.settings.topology.members.len(),
+            crate::timeline::MAX_CELLS,
+        ));
     }
     if !transient.is_empty() {
         out.push(format!(

@@ -12,6 +12,7 @@
 use super::metrics::{Bin, RunDiagnostics, RunMetrics};
 use super::run::{RunResult, RunStats};
 use super::sweep::{RunKey, RunOutput};
+use super::timeline::Timeline;
 use serde::{Deserialize, Serialize};
 
 /// `K/N`: the K-th (1-based) of N slices.
@@ -52,6 +53,9 @@ struct ShardRun {
     metrics: RunMetrics,
     diagnostics: RunDiagnostics,
     series: Vec<Bin>,
+    /// Each backend's timeline (absent from files written before it).
+    #[serde(default)]
+    timeline: Timeline,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -83,6 +87,7 @@ pub fn write(
                 metrics: r.result.metrics.clone(),
                 diagnostics: r.result.diagnostics.clone(),
                 series: r.result.series.clone(),
+                timeline: r.result.timeline.clone(),
             })
             .collect(),
     };
@@ -143,6 +148,7 @@ pub fn merge(
                     metrics: r.metrics,
                     diagnostics: r.diagnostics,
                     series: r.series,
+                    timeline: r.timeline,
                     stats: RunStats::default(),
                     detail: None,
                 },

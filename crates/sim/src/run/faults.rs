@@ -35,7 +35,9 @@ impl Sim<'_> {
                 }
             }
             FaultAction::StatsOutage(us) => {
-                self.silent_until[b] = self.silent_until[b].max(self.now.saturating_add(us));
+                let until = self.now.saturating_add(us);
+                self.silent_until[b] = self.silent_until[b].max(until);
+                self.timeline.outage(b, self.now, until);
             }
             FaultAction::SlowDown { factor, duration } => {
                 let e = self.engine_of[b] as usize;
@@ -99,6 +101,12 @@ impl Sim<'_> {
 
     /// Engine e serves `factor` times slower than its profile from now.
     fn set_slow_down(&mut self, e: usize, factor: f64) {
+        if self.slow_factor.is_empty() {
+            self.slow_factor = vec![1.0; self.engines.len()];
+        }
+        if let Some(f) = self.slow_factor.get_mut(e) {
+            *f = factor;
+        }
         let mut out = std::mem::take(&mut self.actions);
         if let Some(engine) = self.engines.get_mut(e) {
             engine.slow_down(self.now, factor, &mut out);

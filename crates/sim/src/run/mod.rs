@@ -28,6 +28,7 @@ use super::pylon::{topology_view, Pylon, PylonConfig};
 use super::rng::{stream, Stream};
 use super::routers::SimRouter;
 use super::time::{from_secs, one_way, Micros};
+use super::timeline::{Recorder, Sample, Timeline};
 use super::topology::Topology;
 use super::workload::conversation_client::ConversationClient;
 use super::workload::{Plan, PlanShape, WorkloadSource};
@@ -109,6 +110,8 @@ pub struct RunResult {
     pub metrics: RunMetrics,
     pub diagnostics: RunDiagnostics,
     pub series: Vec<Bin>,
+    /// Each backend's timeline (`backends.csv`).
+    pub timeline: Timeline,
     pub stats: RunStats,
     /// When `keep_detail` was set.
     pub detail: Option<RunDetail>,
@@ -167,8 +170,14 @@ struct Sim<'a> {
     cluster_removed: Vec<bool>,
     removed_any: bool,
     silent_until: Vec<Micros>,
-    /// Per engine: the slow-down fault in force, if any.
+    /// Per engine: the slow-down fault in force, if any, and its factor
+    /// (empty until the first slow-down).
     slowed_by: Vec<Option<usize>>,
+    slow_factor: Vec<f64>,
+    /// Per member: the input TPS of its last published report.
+    published_tps: Vec<f64>,
+    /// Each backend's timeline, bin by bin.
+    timeline: Recorder,
     /// The latest send (the measured window's end under a closed loop).
     last_sent: Micros,
     /// The gateway's last-cluster store, when the scenario has one.
@@ -252,6 +261,7 @@ impl<'a> Sim<'a> {
         let views = (0..topo.routers.len())
             .map(|r| topology_view(topo, r, &idle))
             .collect();
+        let published_tps = idle.iter().map(|r| r.last_mean_tps).collect();
         let one_way = topo
             .routers
             .iter()
@@ -322,6 +332,9 @@ impl<'a> Sim<'a> {
             removed_any: false,
             silent_until: vec![0; members],
             slowed_by: Vec::new(),
+            slow_factor: Vec::new(),
+            published_tps,
+            timeline: Recorder::new(members),
             last_sent: 0,
             store,
             planned: n,
@@ -370,9 +383,24 @@ impl<'a> Sim<'a> {
     }
 
     fn advance(&mut self, at: Micros) {
+        while self.timeline.due(at) {
+            let samples: Vec<Sample> = (0..self.pylons.len()).map(|m| self.sample(m)).collect();
+            self.timeline.close(|m| samples[m]);
+        }
         let dt = at.saturating_sub(self.now);
         self.stats.slot_area_us += u128::from(dt) * u128::from(self.slots_in_use);
         self.now = self.now.max(at);
+    }
+
+    /// Member m's state for its timeline, now.
+    fn sample(&self, m: usize) -> Sample {
+        let e = self.engine_of[m] as usize;
+        Sample {
+            in_flight: self.pylons[m].live(),
+            input_tps: self.published_tps[m],
+            registered: self.removed_at[m].is_none(),
+            slow_factor: self.slow_factor.get(e).copied().unwrap_or(1.0),
+        }
     }
 
     fn handle(&mut self, event: Event) {

@@ -5,6 +5,7 @@ use crate::fleet::{RequestLog, RunDetail};
 use crate::metrics::{self, Outcome, Record};
 use crate::pylon::Pylon;
 use crate::time::Micros;
+use crate::timeline::{Recorder, Sample};
 
 impl Sim<'_> {
     /// Every request's log, the engines' evictions and the removals.
@@ -87,6 +88,9 @@ impl Sim<'_> {
             metrics.turn_retries = Some(c.retries);
         }
         let series = metrics::time_series(&records, to, self.s.ttft_slo_us);
+        let samples: Vec<Sample> = (0..self.pylons.len()).map(|m| self.sample(m)).collect();
+        let timeline =
+            std::mem::replace(&mut self.timeline, Recorder::new(0)).finish(to, |m| samples[m]);
         debug_assert!(
             self.routers.iter().all(|r| r.held_requests() == 0),
             "a router still holds a finished request"
@@ -107,6 +111,7 @@ impl Sim<'_> {
             metrics,
             diagnostics,
             series,
+            timeline,
             stats: self.stats,
             detail,
         }

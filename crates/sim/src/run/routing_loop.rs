@@ -223,6 +223,9 @@ impl Sim<'_> {
         st.reservation = reservation;
         st.expected_queue_ms = expected_queue_ms;
         st.held = true;
+        if let Some(c) = self.timeline.cell(member) {
+            c.routed += 1;
+        }
         let at = self.now + self.one_way[router][backend];
         self.queue.push(at, Event::BackendReceive(i));
     }

@@ -22,6 +22,9 @@ impl Sim<'_> {
         let p = self.plan.requests[idx];
         let engine_live = self.engine_live(m);
         if !self.pylons[m].admits_with(self.reqs[idx].expected_queue_ms, engine_live) {
+            if let Some(c) = self.timeline.cell(m) {
+                c.rejected += 1;
+            }
             let at = self.now + self.one_way[p.router as usize][b];
             self.queue.push(at, Event::MismatchReturn(i));
             return;
@@ -99,6 +102,10 @@ impl Sim<'_> {
         let st = &mut self.reqs[idx];
         let (b, m) = (st.backend as usize, st.member as usize);
         self.pylons[m].first_token(st.received_at, self.now, p.input);
+        if let Some(c) = self.timeline.cell(m) {
+            c.first_tokens += 1;
+            c.ttft_sum_us += self.now.saturating_sub(st.received_at);
+        }
         st.engine_first_token = self.now;
         st.client_first_token = self.now + self.one_way[p.router as usize][b];
         st.phase = Phase::Decoding;
@@ -114,6 +121,11 @@ impl Sim<'_> {
             self.reqs[idx].member as usize,
         );
         self.pylons[m].release_output(p.input);
+        if let Some(c) = self.timeline.cell(m) {
+            c.completed += 1;
+            c.input_tokens += p.input;
+            c.reused_tokens += self.reqs[idx].reused;
+        }
         self.pylon_changed(m);
         self.slot_freed(i);
         self.release_at_router(i);

@@ -106,6 +106,7 @@ impl Sim<'_> {
         if self.s.shared_engines {
             stats.engine_running = Some(self.engine_live(b as usize));
         }
+        self.published_tps[b as usize] = stats.last_mean_tps;
         let report = self.reports.insert(InFlight {
             report: Rc::new(stats),
             kv: kv.into(),

@@ -24,6 +24,7 @@ mod scenario;
 mod snapshots;
 mod steady;
 mod support;
+mod timeline;
 mod trace;
 mod tune;
 

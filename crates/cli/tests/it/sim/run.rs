@@ -91,7 +91,7 @@ fn exit_codes() {
 }
 
 #[test]
-fn writes_the_four_files() {
+fn writes_the_five_files() {
     let dir = std::env::temp_dir().join(format!("routex-sim-out-{}", std::process::id()));
     let text = std::fs::read_to_string(manifest("tests/inputs/sim/small.json")).expect("read");
     let short = text.replace(
@@ -121,6 +121,24 @@ fn writes_the_four_files() {
     assert_eq!(csv.lines().count(), 7);
     let series = std::fs::read_to_string(dir.join("timeseries.csv")).expect("series");
     assert!(series.starts_with("policy,rate_rps,seed,bin_start_s"));
+    // backends.csv: a row per run, 10 s bin and backend.
+    let backends = std::fs::read_to_string(dir.join("backends.csv")).expect("backends");
+    let rows: Vec<&str> = backends.lines().skip(1).collect();
+    let bins = series.lines().count() - 1;
+    let members = v["backends"].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        rows.len(),
+        bins * members,
+        "{members} backends x {bins} bins"
+    );
+    assert!(
+        rows[0].starts_with(&format!(
+            "guard,8,7,0,{},",
+            v["backends"][0].as_str().unwrap_or("")
+        )),
+        "{}",
+        rows[0]
+    );
     let svg = std::fs::read_to_string(dir.join("plot.svg")).expect("svg");
     assert!(svg.starts_with("<svg") && svg.contains("guard"));
     // Provenance: the version, the scenario's hash, and per policy what
@@ -191,7 +209,7 @@ fn an_interrupt_writes_the_finished_runs_and_exits_130() {
     // The table of the finished runs is on stdout, one row per cell.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("policy"), "{stdout}");
-    for f in ["summary.csv", "timeseries.csv", "plot.svg"] {
+    for f in ["summary.csv", "timeseries.csv", "backends.csv", "plot.svg"] {
         assert!(dir.join(f).exists(), "{f}");
     }
 }

@@ -43,7 +43,13 @@ fn merge_args(out: &Path, shards: Vec<PathBuf>, seed: u64) -> SimArgs {
     }
 }
 
-const FILES: [&str; 4] = ["summary.json", "summary.csv", "timeseries.csv", "plot.svg"];
+const FILES: [&str; 5] = [
+    "summary.json",
+    "summary.csv",
+    "timeseries.csv",
+    "backends.csv",
+    "plot.svg",
+];
 
 #[test]
 fn merged_shards_are_the_unsharded_files() {
