@@ -11,9 +11,12 @@ pub type ReqId = u32;
 /// What happens at an instant (handlers live in `run`).
 #[derive(Clone, Debug)]
 pub enum Event {
-    /// The next planned request arrives at its router.
+    /// The client wants to send this request now: a planned request (the
+    /// next one is chained from it) or a conversation's turn or retry.
+    /// Under a closed loop it waits for a place when none is free.
     Arrive(ReqId),
-    /// Closed loop: a request that waited for room is sent now.
+    /// Closed loop: a request that waited was handed a freed place and is
+    /// sent now.
     Send(ReqId),
     /// The scenario's fault of this index happens now.
     Fault(u32),

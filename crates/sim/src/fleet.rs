@@ -59,6 +59,12 @@ pub struct RequestLog {
     /// When the client sent it (its planned arrival, later under a closed
     /// loop).
     pub sent: Micros,
+    /// When the client wanted to send it: its planned arrival, or the
+    /// instant a conversation's client asked for the turn or retry.
+    pub asked: Micros,
+    /// When it was resolved (a success at its engine's last token): under
+    /// a closed loop its place goes to the next request then.
+    pub resolved: Micros,
     pub succeeded: bool,
     /// Client-side first and last token; 0 when it did not get there.
     pub first_token: Micros,

@@ -157,8 +157,9 @@ struct Sim<'a> {
     woken: Vec<ReqId>,
     /// Per backend, when change-driven publishing is on.
     coalescers: Vec<Coalescer>,
-    /// Closed loop: requests sent and not resolved, and those waiting for
-    /// room in arrival order.
+    /// Closed loop: places taken (requests sent and not resolved, and
+    /// those handed a freed place and about to be sent), and the requests
+    /// waiting for one in arrival order.
     in_flight: u32,
     backlog: VecDeque<ReqId>,
     /// Per member: removed (and when), removed from the routers' views
@@ -449,10 +450,11 @@ impl<'a> Sim<'a> {
                 self.follow_up(i, outcome);
             }
             if self.s.max_in_flight.is_some() {
-                // Closed loop: the next waiting request goes out now.
-                self.in_flight = self.in_flight.saturating_sub(1);
-                if let Some(next) = self.backlog.pop_front() {
-                    self.queue.push(self.now, Event::Send(next));
+                // Closed loop: the place goes to the first waiting request,
+                // sent now; with none waiting it is free.
+                match self.backlog.pop_front() {
+                    Some(next) => self.queue.push(self.now, Event::Send(next)),
+                    None => self.in_flight = self.in_flight.saturating_sub(1),
                 }
             }
         }
@@ -481,7 +483,9 @@ impl<'a> Sim<'a> {
         if self.s.mode == WaitMode::Fast {
             self.lot.grow(self.plan.requests.len());
         }
-        self.queue.push(next.at, Event::Send(id));
+        // It arrives like a planned request: under a closed loop it waits
+        // for a place as they do.
+        self.queue.push(next.at, Event::Arrive(id));
     }
 
     /// Member m's position among its cluster's backends in the views.

@@ -17,6 +17,8 @@ impl Sim<'_> {
             .zip(&self.reqs)
             .map(|(p, st)| RequestLog {
                 sent: p.arrival,
+                asked: st.asked,
+                resolved: st.resolved_at,
                 succeeded: st.outcome == Some(Outcome::Succeeded),
                 first_token: st.client_first_token,
                 done: st.client_done,

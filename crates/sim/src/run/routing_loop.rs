@@ -16,24 +16,32 @@ use routex::balancer::{classify_session, Request};
 impl Sim<'_> {
     pub(super) fn arrive(&mut self, i: ReqId) {
         let idx = i as usize;
+        // Planned requests chain; a conversation's later requests (past
+        // `planned`) are scheduled by its client.
         if let Some(next) = self.plan.requests[..self.planned].get(idx + 1) {
             self.queue.push(next.arrival, Event::Arrive(i + 1));
         }
         if let Some(cap) = self.s.max_in_flight {
+            // Closed loop: a free place is taken at once, else the request
+            // waits for one, first come first served. `in_flight` counts
+            // the places taken, including one handed to a waiting request
+            // whose `Send` is still to run, so the cap holds at every
+            // instant.
             if self.in_flight >= cap {
                 self.backlog.push_back(i);
                 return;
             }
+            self.in_flight += 1;
         }
         self.send(i);
     }
 
-    /// The client sends request i now: at its arrival, or under a closed
-    /// loop when a request in flight resolved.
+    /// The client sends request i now, holding its place under a closed
+    /// loop: at its arrival, or when a request in flight resolved.
     pub(super) fn send(&mut self, i: ReqId) {
         let idx = i as usize;
+        self.reqs[idx].asked = self.plan.requests[idx].arrival;
         if self.s.max_in_flight.is_some() {
-            self.in_flight += 1;
             self.plan.requests[idx].arrival = self.now;
         }
         self.last_sent = self.last_sent.max(self.now);

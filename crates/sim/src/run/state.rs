@@ -45,6 +45,10 @@ pub(super) struct ReqState {
     pub(super) client_done: Micros,
     /// When the request was resolved (succeeded, failed or timed out).
     pub(super) resolved_at: Micros,
+    /// When the client wanted to send it (its planned arrival, or when the
+    /// conversation's client asked for it); under a closed loop it may go
+    /// out later.
+    pub(super) asked: Micros,
     /// The session's last backend as the gateway sent it
     /// (`x-stargate-last-cluster-id`), read once when the request is sent.
     pub(super) last_backend: Option<u32>,
@@ -76,6 +80,7 @@ impl ReqState {
             client_first_token: 0,
             client_done: 0,
             resolved_at: 0,
+            asked: 0,
             last_backend: None,
             session: None,
         }

@@ -8,7 +8,7 @@ use routex::diag::line_column;
 use routex_sim::conversations::{
     draw_exponential, draw_turns, plan, prompts, ConversationSpec, PlanShape, Prompt, Sizes,
 };
-use routex_sim::fleet::{Fault, FaultAction, Trigger};
+use routex_sim::fleet::{Fault, FaultAction, RequestLog, Trigger};
 use routex_sim::rng::{stream, Stream};
 use routex_sim::scenario::{load, Prepared};
 use routex_sim::{output, sweep};
@@ -371,6 +371,77 @@ fn only_a_success_sends_the_next_turn_and_a_cut_is_no_abandonment() {
     assert!(follow_ups > 50, "{follow_ups}");
     assert_eq!(r.metrics.abandoned_conversations, Some(0));
     assert_eq!(r.metrics.turn_retries, Some(0));
+}
+
+/// The most requests in flight at any instant: a request counts from its
+/// send to its resolution; a place freed and taken at the same instant
+/// counts once (the resolution first).
+fn most_in_flight(log: &[RequestLog]) -> i64 {
+    let mut edges: Vec<(u64, i64)> = log
+        .iter()
+        .flat_map(|r| [(r.sent, 1), (r.resolved, -1)])
+        .collect();
+    edges.sort_unstable();
+    let (mut now, mut most) = (0, 0);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    most
+}
+
+#[test]
+fn the_in_flight_cap_holds_and_turns_queue_behind_it() {
+    // 20 RPS of conversations on 6 backends of 4 slots: open loop, the
+    // client has up to 18 requests out at once; capped at 6, never more
+    // than 6 (before the fix a conversation's next turns bypassed the cap:
+    // 19 at once), and the requests that find 6 out (319 of 386: 113 of
+    // the 151 first turns, the rest next turns) wait in arrival order for
+    // a place, 1.025 s on average; every one measured still succeeds.
+    let mut p = prepared(&input("conversations.json"));
+    p.set_window(5.0, 25.0);
+    p.settings.keep_detail = true;
+    let open = run_one(&p, "guard", 20.0, 1).detail.expect("detail");
+    assert!(open.requests.iter().all(|r| r.sent == r.asked));
+    let open_most = most_in_flight(&open.requests);
+    p.settings.max_in_flight = Some(6);
+    let r = run_one(&p, "guard", 20.0, 1);
+    let log = r.detail.expect("detail").requests;
+    let most = most_in_flight(&log);
+    let waited: Vec<_> = log.iter().filter(|r| r.sent > r.asked).collect();
+    // Conversation c's first turn is request c.
+    let conversations = log
+        .iter()
+        .map(|r| r.key)
+        .max()
+        .map_or(0, |k| k as usize + 1);
+    let first_turns = log[..conversations]
+        .iter()
+        .filter(|r| r.sent > r.asked)
+        .count();
+    let wait_s: f64 = waited.iter().map(|r| (r.sent - r.asked) as f64 / 1e6).sum();
+    let mean_wait = wait_s / waited.len().max(1) as f64;
+    println!(
+        "open most {open_most}; capped most {most}, {} of {} requests waited ({first_turns} of {conversations} first turns), mean wait {mean_wait:.3} s, succeeded {} of {}",
+        waited.len(),
+        log.len(),
+        r.metrics.succeeded,
+        r.metrics.measured
+    );
+    assert_eq!(open_most, 18);
+    assert_eq!(most, 6);
+    assert_eq!((waited.len(), log.len()), (319, 386));
+    assert_eq!((first_turns, conversations), (113, 151));
+    assert_eq!(r.metrics.succeeded, r.metrics.measured);
+    assert!((mean_wait - 1.025).abs() < 0.001, "{mean_wait}");
+    assert!(log.iter().all(|r| r.sent >= r.asked));
+    // A request that waited went out the instant a place came free, and
+    // the waiting went out in the order they were asked for.
+    let resolutions: std::collections::BTreeSet<u64> = log.iter().map(|r| r.resolved).collect();
+    assert!(waited.iter().all(|r| resolutions.contains(&r.sent)));
+    let mut order: Vec<(u64, u64)> = waited.iter().map(|r| (r.sent, r.asked)).collect();
+    order.sort_unstable();
+    assert!(order.windows(2).all(|w| w[0].1 <= w[1].1), "FIFO");
 }
 
 fn files(p: &Prepared, jobs: usize) -> Vec<String> {
