@@ -408,6 +408,32 @@ pub fn table(p: &Prepared, runs: &[RunOutput]) -> String {
     }
     s.push_str(&input_work_note(p, runs));
     s.push_str(&conversation_note(p, runs));
+    s.push_str(&arrival_note(p, runs));
+    s
+}
+
+/// A workload whose rate changes during a run (`workload.arrival`
+/// bursty or stair_step): one line per offered rate saying how the
+/// measured window falls on its phases; empty for steady laws.
+fn arrival_note(p: &Prepared, runs: &[RunOutput]) -> String {
+    let Some(spec) = p.file.workload.as_ref().and_then(|w| w.arrival.as_ref()) else {
+        return String::new();
+    };
+    let mut rates: Vec<f64> = Vec::new();
+    for r in runs {
+        if !rates.contains(&r.key.rate_rps) {
+            rates.push(r.key.rate_rps);
+        }
+    }
+    let mut s = String::new();
+    for rate in rates {
+        if let Some(line) =
+            crate::workload::arrival::describe(spec, rate, p.file.warmup_s, p.file.measure_s)
+        {
+            s.push_str(&line);
+            s.push('\n');
+        }
+    }
     s
 }
 
@@ -521,6 +547,7 @@ pub fn table_per_seed(p: &Prepared, runs: &[RunOutput]) -> String {
     }
     s.push_str(&input_work_note(p, runs));
     s.push_str(&conversation_note(p, runs));
+    s.push_str(&arrival_note(p, runs));
     s
 }
 

@@ -2,6 +2,7 @@
 //! compilation. Every problem becomes a `Diagnostic` pointing into the JSON
 //! text where practical; unknown fields are rejected.
 
+mod arrival;
 mod base;
 mod conversations;
 pub mod faults;
@@ -767,6 +768,17 @@ mod tests {
         if let Some(w) = file.workload.as_mut() {
             w.block_tokens = Some(64);
             w.input_tokens = law();
+            w.arrival = Some(crate::workload::arrival::ArrivalSpec {
+                law: crate::workload::arrival::Law::Bursty,
+                burst_factor: Some(2.0),
+                period_requests: Some(10),
+                steps: Some(3),
+                start_fraction: Some(0.5),
+            });
+            w.hot_set = Some(crate::workload::arrival::HotSetSpec {
+                fraction: 0.1,
+                share: 0.5,
+            });
         }
         file.trace = Some(TraceSpec {
             path: "t.jsonl".into(),

@@ -192,7 +192,18 @@ const WORKLOAD: &[Field] = &[
     req("input_tokens", Shape::Sizes),
     req("output_tokens", U64),
     opt("block_tokens", Shape::Nullable(&U64)),
+    opt("arrival", Shape::Object(ARRIVAL)),
+    opt("hot_set", Shape::Object(HOT_SET)),
 ];
+/// Each law's own parameters are checked in validate.rs.
+const ARRIVAL: &[Field] = &[
+    req("law", Shape::Enum(&crate::workload::arrival::LAWS)),
+    opt("burst_factor", NUMBER),
+    opt("period_requests", U32),
+    opt("steps", U32),
+    opt("start_fraction", NUMBER),
+];
+const HOT_SET: &[Field] = &[req("fraction", NUMBER), req("share", NUMBER)];
 const AFFINITY: &[Field] = &[req("first_blocks", U32)];
 const TRACE: &[Field] = &[
     req("path", Shape::Str),

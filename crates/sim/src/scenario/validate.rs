@@ -427,6 +427,7 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
                 .into(),
         );
     }
+    super::arrival::check(w, err);
 }
 
 /// The trace's settings (its lines are checked as it is read).

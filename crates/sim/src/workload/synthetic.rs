@@ -1,7 +1,9 @@
-//! The synthetic workloads (docs/simulator-model.md A8): keys with Zipf popularity,
-//! Poisson arrivals, and optionally a fixed chain of prefix blocks per key
-//! for engine v2.
+//! The synthetic workloads (docs/simulator-model.md A8): keys with Zipf
+//! popularity (or stargate-bench's hot set), Poisson arrivals (or another
+//! law of [`arrival`](super::arrival)), and optionally a fixed chain of
+//! prefix blocks per key for engine v2.
 
+use super::arrival::{ArrivalSpec, Arrivals, HotSetSpec};
 use super::sizes::Sizes;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
 use crate::time::from_secs;
@@ -23,6 +25,13 @@ pub struct WorkloadSpec {
     /// its own, for engine v2; absent = no blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_tokens: Option<u64>,
+    /// When requests arrive; absent = Poisson at the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<ArrivalSpec>,
+    /// stargate-bench's hot-set popularity instead of the Zipf law
+    /// (`zipf_s` must then be 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_set: Option<HotSetSpec>,
 }
 
 impl WorkloadSpec {
@@ -34,6 +43,8 @@ impl WorkloadSpec {
             input_tokens: Sizes::Range([6_661, 6_661]),
             output_tokens: 256,
             block_tokens: None,
+            arrival: None,
+            hot_set: None,
         }
     }
 }
@@ -73,17 +84,15 @@ pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> P
     let in_lo = spec.input_tokens.bounds()[0];
     let sizes: Vec<u64> = (0..keys).map(|_| spec.input_tokens.draw(rng)).collect();
     let (chains, blocks) = key_chains(&sizes, spec.block_tokens);
-    let key_cdf = cdf((1..=keys).map(|i| 1.0 / f64::from(i).powf(spec.zipf_s)));
+    let key_cdf = match &spec.hot_set {
+        Some(h) => cdf(h.weights(keys)),
+        None => cdf((1..=keys).map(|i| 1.0 / f64::from(i).powf(spec.zipf_s))),
+    };
     let router_cdf = cdf(shape.router_weights.iter().copied());
     let mut requests = Vec::with_capacity((shape.rate_rps * shape.horizon_s * 1.05) as usize);
-    let mut t = 0.0;
-    if shape.rate_rps > 0.0 && !router_cdf.is_empty() {
-        loop {
-            let u = 1.0 - rng.random::<f64>(); // (0, 1]
-            t += -u.ln() / shape.rate_rps;
-            if t >= shape.horizon_s {
-                break;
-            }
+    let mut arrivals = Arrivals::new(spec.arrival.as_ref(), shape.rate_rps, shape.horizon_s);
+    if !router_cdf.is_empty() {
+        while let Some(t) = arrivals.next(rng) {
             let key = pick(&key_cdf, rng.random::<f64>());
             let router = pick(&router_cdf, rng.random::<f64>());
             let jitter_ms = uniform(rng, [0.0, shape.ttft_jitter_ms]);

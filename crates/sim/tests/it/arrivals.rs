@@ -1,0 +1,138 @@
+//! Arrival laws and key popularity of the synthetic workload
+//! (docs/simulator.md, "Arrival laws and key popularity"), through whole
+//! runs: what the client sends, and the diagnostics of bad laws.
+
+use super::fleets::{fleet, listing};
+use super::support::{prepared, run_one};
+use routex_sim::scenario::load;
+use serde_json::{json, Value};
+
+/// The requests `v` sends (round-robin on the two-backend fleet), in
+/// order: (sent, key).
+fn sent(v: &Value, rate: f64) -> Vec<(u64, u32)> {
+    let mut p = prepared(&v.to_string());
+    p.settings.keep_detail = true;
+    let r = run_one(&p, "rr", rate, 1);
+    let mut out: Vec<(u64, u32)> = r
+        .detail
+        .expect("detail")
+        .requests
+        .iter()
+        .map(|q| (q.sent, q.key))
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn a_constant_law_sends_one_request_every_interval() {
+    let mut v = fleet();
+    v["workload"]["arrival"] = json!({"law": "constant"});
+    let s = sent(&v, 10.0);
+    // 10 s at 10 RPS: 0.1 s, 0.2 s, ..., 9.9 s.
+    assert_eq!(s.len(), 99);
+    for (i, &(at, _)) in s.iter().enumerate() {
+        let want = (i as u64 + 1) * 100_000;
+        assert!(at.abs_diff(want) <= 1, "request {i} at {at}, want {want}");
+    }
+}
+
+#[test]
+fn a_bursty_law_alternates_its_phases_at_the_mean_rate() {
+    let mut v = fleet();
+    v["measure_s"] = json!(400);
+    v["workload"]["arrival"] =
+        json!({"law": "bursty", "burst_factor": 3.0, "period_requests": 100});
+    let s = sent(&v, 20.0);
+    // A mean of 20 RPS over 400 s: 8 000 requests, within 3 %.
+    assert!((s.len() as f64 / 8_000.0 - 1.0).abs() < 0.03, "{}", s.len());
+    // Quiet 20 x 4 / 6 = 13.33 RPS, burst 40 RPS: a burst phase of 100
+    // requests lasts 2.5 s on average, a quiet one 7.5 s.
+    let span = |phase: usize| -> f64 {
+        let chunks: Vec<f64> = s
+            .chunks(100)
+            .skip(phase)
+            .step_by(2)
+            .take(35)
+            .map(|c| (c[c.len() - 1].0 - c[0].0) as f64 / 99.0 * 100.0 / 1e6)
+            .collect();
+        chunks.iter().sum::<f64>() / chunks.len() as f64
+    };
+    assert!((span(0) / 2.5 - 1.0).abs() < 0.08, "burst {}", span(0));
+    assert!((span(1) / 7.5 - 1.0).abs() < 0.08, "quiet {}", span(1));
+}
+
+#[test]
+fn a_stair_step_law_climbs_to_the_rate() {
+    let mut v = fleet();
+    v["measure_s"] = json!(300);
+    v["workload"]["arrival"] = json!({"law": "stair_step", "steps": 3, "start_fraction": 0.2});
+    let s = sent(&v, 30.0);
+    // Three 100 s steps at 6, 18 and 30 RPS.
+    for (k, rate) in [6.0, 18.0, 30.0].iter().enumerate() {
+        let lo = k as u64 * 100_000_000;
+        let n = s
+            .iter()
+            .filter(|&&(at, _)| at >= lo && at < lo + 100_000_000)
+            .count() as f64;
+        let want = rate * 100.0;
+        assert!((n - want).abs() < 4.0 * f64::sqrt(want), "step {k}: {n}");
+    }
+}
+
+#[test]
+fn a_hot_set_sends_its_share_to_the_hot_keys() {
+    let mut v = fleet();
+    v["measure_s"] = json!(200);
+    v["workload"]["keys"] = json!(1000);
+    v["workload"]["hot_set"] = json!({"fraction": 0.05, "share": 0.9});
+    let s = sent(&v, 20.0);
+    let n = s.len() as f64;
+    // 50 hot keys: 0.9 + 0.1 x 50 / 1 000 = 90.5 % of the requests.
+    let hot = s.iter().filter(|&&(_, k)| k < 50).count() as f64;
+    let p = 0.905;
+    let sd = (p * (1.0 - p) / n).sqrt();
+    assert!((hot / n - p).abs() < 4.0 * sd, "{} of {n}", hot / n);
+    // Every key can still be drawn: some cold keys appear.
+    assert!(s.iter().any(|&(_, k)| k >= 50));
+}
+
+#[test]
+fn without_a_law_the_plan_is_the_poisson_one() {
+    let v = fleet();
+    let mut w = fleet();
+    w["workload"]["arrival"] = json!({"law": "poisson"});
+    assert_eq!(sent(&v, 10.0), sent(&w, 10.0));
+}
+
+#[test]
+fn bad_laws_are_diagnostics_at_their_keys() {
+    let mut v = fleet();
+    v["workload"]["arrival"] = json!({"law": "bursti"});
+    v["workload"]["hot_set"] = json!({"fraction": 0.1, "shares": 0.5});
+    let text = serde_json::to_string_pretty(&v).expect("json");
+    let shape = load("arrivals.json", &text).expect_err("unknown law");
+    let mut out = listing(&text, &shape.diagnostics);
+    v["workload"]["arrival"] = json!({"law": "bursty", "steps": 4, "burst_factor": 0.5});
+    v["workload"]["hot_set"] = json!({"fraction": 0.0, "share": 1.5});
+    v["workload"]["zipf_s"] = json!(0.6);
+    let text = serde_json::to_string_pretty(&v).expect("json");
+    let values = load("arrivals.json", &text).expect_err("bad values");
+    out.push_str("---\n");
+    out.push_str(&listing(&text, &values.diagnostics));
+    v["workload"]["arrival"] = json!({"law": "stair_step", "steps": 0, "start_fraction": 1.2});
+    v["workload"]["zipf_s"] = json!(0.0);
+    v["workload"]
+        .as_object_mut()
+        .expect("object")
+        .remove("hot_set");
+    let text = serde_json::to_string_pretty(&v).expect("json");
+    let values = load("arrivals.json", &text).expect_err("bad steps");
+    out.push_str("---\n");
+    out.push_str(&listing(&text, &values.diagnostics));
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("../../../../snapshots/sim");
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s.bind(|| insta::assert_snapshot!("arrival_bad_inputs", out));
+}
