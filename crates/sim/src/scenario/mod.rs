@@ -165,6 +165,11 @@ pub struct ClientSpec {
     /// `null`: no store, no request carries a hint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_cluster_store: Option<LastClusterStoreSpec>,
+    /// A closed loop: the most requests the client has out at once; a
+    /// request that finds them all out waits for a place, in the order
+    /// the client asked. Absent: an open loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u32>,
 }
 
 /// `client.last_cluster_store` (docs/simulator.md, "The gateway's
@@ -587,7 +592,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         mode: WaitMode::Faithful,
         profiles: Vec::new(),
         shared_engines: false,
-        max_in_flight: None,
+        max_in_flight: f.client.max_in_flight,
         faults: Vec::new(),
         keep_detail: false,
         publish_kv: false,
@@ -815,6 +820,7 @@ mod tests {
             ttl_ms: 1,
             max_sessions: Some(2),
         });
+        file.client.max_in_flight = Some(3);
         let value = serde_json::to_value(&file).expect("serialise");
         let mut from_structs = Vec::new();
         value_paths(&value, "", &mut from_structs);

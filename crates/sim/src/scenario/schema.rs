@@ -159,6 +159,7 @@ const CLIENT: &[Field] = &[
         "last_cluster_store",
         Shape::Nullable(&Shape::Object(LAST_CLUSTER_STORE)),
     ),
+    opt("max_in_flight", U32),
 ];
 // The size laws' objects (workload/sizes.rs), by `distribution`.
 const LAW: Shape = Shape::Enum(&crate::workload::sizes::LAWS);

@@ -376,6 +376,12 @@ fn router_and_client(f: &ScenarioFile, err: &mut Err<'_>) {
             );
         }
     }
+    if c.max_in_flight == Some(0) {
+        err(
+            "client.max_in_flight",
+            "`max_in_flight` must be > 0 (omit it for an open loop)".into(),
+        );
+    }
 }
 
 /// The synthetic workload's keys and sizes, or the trace's settings.

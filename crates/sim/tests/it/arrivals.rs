@@ -1,6 +1,7 @@
-//! Arrival laws and key popularity of the synthetic workload
-//! (docs/simulator.md, "Arrival laws and key popularity"), through whole
-//! runs: what the client sends, and the diagnostics of bad laws.
+//! Arrival laws and key popularity of the synthetic workload, and the
+//! client's closed loop (docs/simulator.md, "Arrival laws and key
+//! popularity"), through whole runs: what the client sends, and the
+//! diagnostics of bad laws.
 
 use super::fleets::{fleet, listing};
 use super::support::{prepared, run_one};
@@ -106,6 +107,45 @@ fn without_a_law_the_plan_is_the_poisson_one() {
 }
 
 #[test]
+fn a_closed_loop_sends_each_request_when_a_place_frees() {
+    // Two backends that each hold a request exactly 1 s, 10 RPS planned,
+    // at most 2 out: from the third request on, request k goes out when
+    // request k - 2 resolves (or at its planned arrival if later), so the
+    // client never has more than 2 out and the fleet completes 2 a second.
+    let mut v = fleet();
+    v["workload"]["arrival"] = json!({"law": "constant"});
+    let open_loop = v.clone();
+    v["client"]["max_in_flight"] = json!(2);
+    let mut p = prepared(&v.to_string());
+    p.settings.keep_detail = true;
+    let r = run_one(&p, "rr", 10.0, 1);
+    let log = r.detail.expect("detail").requests;
+    assert_eq!(log.len(), 99);
+    assert!(log.iter().all(|q| q.succeeded));
+    for k in 2..log.len() {
+        let want = log[k].asked.max(log[k - 2].resolved);
+        assert_eq!(log[k].sent, want, "request {k}");
+        assert_eq!(log[k].resolved, log[k].sent + 1_000_000, "request {k}");
+    }
+    // The planned arrivals end at 10 s; the last request goes out about
+    // 49 s in (97 requests after the first two, two a second).
+    let last = log.iter().map(|q| q.sent).max().unwrap_or(0);
+    assert!(
+        (48_000_000..50_100_000).contains(&last),
+        "last sent at {last}"
+    );
+    // Open loop: the same plan sends all 99 on time.
+    let open = {
+        let mut p = prepared(&open_loop.to_string());
+        p.settings.keep_detail = true;
+        run_one(&p, "rr", 10.0, 1).detail.expect("detail").requests
+    };
+    assert!(open.iter().all(|q| q.sent == q.asked));
+    let asked: Vec<u64> = open.iter().map(|q| q.asked).collect();
+    assert_eq!(log.iter().map(|q| q.asked).collect::<Vec<_>>(), asked);
+}
+
+#[test]
 fn bad_laws_are_diagnostics_at_their_keys() {
     let mut v = fleet();
     v["workload"]["arrival"] = json!({"law": "bursti"});
@@ -116,11 +156,16 @@ fn bad_laws_are_diagnostics_at_their_keys() {
     v["workload"]["arrival"] = json!({"law": "bursty", "steps": 4, "burst_factor": 0.5});
     v["workload"]["hot_set"] = json!({"fraction": 0.0, "share": 1.5});
     v["workload"]["zipf_s"] = json!(0.6);
+    v["client"]["max_in_flight"] = json!(0);
     let text = serde_json::to_string_pretty(&v).expect("json");
     let values = load("arrivals.json", &text).expect_err("bad values");
     out.push_str("---\n");
     out.push_str(&listing(&text, &values.diagnostics));
     v["workload"]["arrival"] = json!({"law": "stair_step", "steps": 0, "start_fraction": 1.2});
+    v["client"]
+        .as_object_mut()
+        .expect("object")
+        .remove("max_in_flight");
     v["workload"]["zipf_s"] = json!(0.0);
     v["workload"]
         .as_object_mut()
