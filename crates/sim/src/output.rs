@@ -347,15 +347,47 @@ fn rate_text(rate: f64) -> String {
     }
 }
 
-/// A cell's state: `steady`, or `trans k/n` when k of its n seeds'
+/// A cell's state: `0 goodput` when no seed had any (a backlog can stay
+/// level while every request times out, so `steady` alone would read as
+/// a result), else `steady`, or `trans k/n` when k of its n seeds'
 /// windows are transient.
 fn cell_state(group: &[&RunOutput]) -> String {
     let transient = group.iter().filter(|r| !r.result.metrics.steady).count();
-    if transient == 0 {
+    if no_goodput(group).is_some() {
+        NO_GOODPUT.into()
+    } else if transient == 0 {
         "steady".into()
     } else {
         format!("trans {transient}/{}", group.len())
     }
+}
+
+/// The printed state of a cell or run without goodput.
+const NO_GOODPUT: &str = "0 goodput";
+
+/// Why a cell had no goodput, when none of its seeds had any (and each
+/// measured requests): every request timed out, or none succeeded, or
+/// none met the TTFT SLO, with the share that timed out (over its seeds).
+fn no_goodput(group: &[&RunOutput]) -> Option<String> {
+    let metrics: Vec<&RunMetrics> = group.iter().map(|r| &r.result.metrics).collect();
+    if metrics.is_empty()
+        || !metrics
+            .iter()
+            .all(|m| m.measured > 0 && m.goodput_rps == 0.0)
+    {
+        return None;
+    }
+    let measured: u64 = metrics.iter().map(|m| m.measured).sum();
+    let timed_out: u64 = metrics.iter().map(|m| m.timed_out).sum();
+    let succeeded: u64 = metrics.iter().map(|m| m.succeeded).sum();
+    let share = 100.0 * timed_out as f64 / measured as f64;
+    Some(if timed_out == measured {
+        "every request timed out".into()
+    } else if succeeded == 0 {
+        format!("no request succeeded; {share:.1}% timed out")
+    } else {
+        format!("no request met the TTFT SLO; {share:.1}% timed out")
+    })
 }
 
 /// Whether every seed of a cell measured a steady window.
@@ -498,7 +530,8 @@ pub const LEGEND: &str = "\
 Each row is one (policy, offered rate) cell: the median over its seeds; goodput also shows the seeds' [min-max].
   RPS        offered rate, requests per second (a trace: speed-up x the trace's native rate)
   state      steady: every seed's backlog (requests arrived, not finished) stayed level across the measured
-             window; trans k/n: it grew in k of n seeds, so the window's figures are a transient, not a capacity
+             window; trans k/n: it grew in k of n seeds, so the window's figures are a transient, not a capacity;
+             0 goodput: no seed had any goodput (a warning says how its requests ended)
   goodput    requests per second of window that succeeded with TTFT within client.ttft_slo_ms
   slo%       share of the window's requests that succeeded within that TTFT SLO
   ttft50/99  time to first token of succeeded requests, p50 and p99, ms
@@ -515,7 +548,7 @@ Each row is one (policy, offered rate) cell: the median over its seeds; goodput 
 /// The per-seed table (`--per-seed`): one row per run, wall time last.
 pub fn table_per_seed(p: &Prepared, runs: &[RunOutput]) -> String {
     let mut s = format!(
-        "{:<18} {:>5} {:>4} {:<6} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>8} {:>8} {:>8} {:>5} {:>6} {:>7} {:>7} {:>9} {:>8}\n",
+        "{:<18} {:>5} {:>4} {:<9} {:>8} {:>8} {:>6} {:>8} {:>6} {:>7} {:>8} {:>8} {:>8} {:>5} {:>6} {:>7} {:>7} {:>9} {:>8}\n",
         "policy", "RPS", "seed", "state", "goodput", "thruput", "slo%", "no-route", "429", "timeout",
         "ttft50ms", "ttft99ms", "route99", "hit%", "reuse%", "cross%", "offpri%", "peak/mean", "wall ms"
     );
@@ -523,11 +556,17 @@ pub fn table_per_seed(p: &Prepared, runs: &[RunOutput]) -> String {
         let m = &r.result.metrics;
         let _ = writeln!(
             s,
-            "{:<18} {:>5} {:>4} {:<6} {:>8.1} {:>8.1} {:>6.1} {:>8} {:>6} {:>7} {:>8.0} {:>8.0} {:>8.0} {:>5.1} {:>6.1} {:>7.1} {:>7.1} {:>9.2} {:>8.0}",
+            "{:<18} {:>5} {:>4} {:<9} {:>8.1} {:>8.1} {:>6.1} {:>8} {:>6} {:>7} {:>8.0} {:>8.0} {:>8.0} {:>5.1} {:>6.1} {:>7.1} {:>7.1} {:>9.2} {:>8.0}",
             p.policies[r.key.policy].name,
             rate_text(r.key.rate_rps),
             r.key.seed,
-            if m.steady { "steady" } else { "trans" },
+            if no_goodput(&[r]).is_some() {
+                NO_GOODPUT
+            } else if m.steady {
+                "steady"
+            } else {
+                "trans"
+            },
             m.goodput_rps,
             m.throughput_rps,
             m.slo_attainment * 100.0,
@@ -556,6 +595,7 @@ pub fn table_per_seed(p: &Prepared, runs: &[RunOutput]) -> String {
 pub fn run_warnings(p: &Prepared, runs: &[RunOutput]) -> Vec<String> {
     let mut out = Vec::new();
     let mut transient = Vec::new();
+    let mut dead = Vec::new();
     for (policy, rate, group) in cells(runs) {
         let name = &p.policies[policy].name;
         let longest = group
@@ -573,6 +613,17 @@ pub fn run_warnings(p: &Prepared, runs: &[RunOutput]) -> Vec<String> {
         if !cell_is_steady(&group) {
             transient.push(format!("{name} at {}", rate_text(rate)));
         }
+        if let Some(why) = no_goodput(&group) {
+            dead.push(format!("{name} at {} ({why})", rate_text(rate)));
+        }
+    }
+    if !dead.is_empty() {
+        out.push(format!(
+            "{} of {} cells had no goodput (`0 goodput` in the table; `steady` in summary.json says only that the backlog stayed level): {}",
+            dead.len(),
+            cells(runs).len(),
+            dead.join(", ")
+        ));
     }
     let long: Vec<String> = runs
         .iter()

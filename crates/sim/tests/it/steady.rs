@@ -141,3 +141,77 @@ fn cut_warnings_say_how_many_of_how_many() {
         w[0]
     );
 }
+
+/// A cell whose every request timed out can keep a level backlog (each
+/// request leaves at its timeout), so its window reads steady; the table
+/// says `0 goodput` instead, and a warning says how its requests ended.
+/// `steady` in the metrics keeps its meaning (the backlog stayed level).
+#[test]
+fn a_cell_without_goodput_is_flagged_not_steady() {
+    use routex_sim::{output, sweep};
+    let with = |client: serde_json::Value| {
+        let mut v: serde_json::Value = serde_json::from_str(&input("small.json")).expect("json");
+        v["warmup_s"] = 5.into();
+        v["measure_s"] = 10.into();
+        v["rates_rps"] = serde_json::json!([8]);
+        v["policies"] =
+            serde_json::json!({"p2c": "power-of-n(sample_count=2, comparator=\"ttft\")"});
+        v["client"] = client;
+        let p = prepared(&v.to_string());
+        let runs = sweep::sweep(&p, 1, &mut |_, _| {});
+        (
+            output::table(&p, &runs),
+            output::table_per_seed(&p, &runs),
+            output::run_warnings(&p, &runs),
+            runs,
+        )
+    };
+    // A 5 ms client timeout: no first token comes that soon.
+    let (table, per_seed, warnings, runs) = with(serde_json::json!({"request_slo_ms": 10000,
+        "max_wait_ms": 10000, "timeout_ms": 5, "ttft_slo_ms": 10000}));
+    let m = &runs[0].result.metrics;
+    assert!(
+        m.steady && m.measured > 50 && m.timed_out == m.measured,
+        "{m:?}"
+    );
+    let row = table.lines().nth(2).expect("row");
+    assert!(
+        row.starts_with("p2c                      8     1 0 goodput      0.0 "),
+        "{row}"
+    );
+    assert!(
+        per_seed
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.contains(" 0 goodput ")),
+        "{per_seed}"
+    );
+    assert_eq!(
+        warnings,
+        ["1 of 1 cells had no goodput (`0 goodput` in the table; `steady` in summary.json says only \
+          that the backlog stayed level): p2c at 8 (every request timed out)"]
+    );
+    // A 1 ms TTFT SLO: requests succeed, none within it.
+    let (table, _, warnings, runs) = with(serde_json::json!({"request_slo_ms": 10000,
+        "max_wait_ms": 10000, "timeout_ms": 30000, "ttft_slo_ms": 1}));
+    assert!(runs[0].result.metrics.succeeded > 50);
+    assert!(
+        table
+            .lines()
+            .nth(2)
+            .is_some_and(|l| l.contains(" 0 goodput ")),
+        "{table}"
+    );
+    assert!(
+        warnings[0].ends_with("p2c at 8 (no request met the TTFT SLO; 0.0% timed out)"),
+        "{warnings:?}"
+    );
+    // With goodput, the state is the steadiness as before.
+    let (table, _, warnings, _) = with(serde_json::json!({"request_slo_ms": 10000,
+        "max_wait_ms": 10000, "timeout_ms": 30000, "ttft_slo_ms": 10000}));
+    assert!(
+        table.lines().nth(2).is_some_and(|l| l.contains(" steady ")),
+        "{table}"
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
