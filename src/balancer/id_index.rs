@@ -13,12 +13,20 @@ use super::ClusterSnapshot;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Open addressing over positions: slot `hash(id) & mask` onwards holds
-/// `position + 1` (0 is empty), at most half the slots used: under 8 bytes
-/// per candidate (16 bytes for 4 candidates, 128 for 20).
+/// `position + 1` (0 is empty), at most half the slots used, then one
+/// more slot that says whether the ids are distinct: under 8 bytes per
+/// candidate (18 bytes for 4 candidates, 130 for 20). The flag is a slot,
+/// not a field, so the index stays 24 bytes in every cache key, indexed or
+/// not.
 #[derive(Debug, Default)]
 pub struct IdIndex {
     slots: Vec<u16>,
 }
+
+/// The last slot's value when no id occurs twice: any position holding
+/// the id is then its first, so a caller's guess is confirmed by one
+/// compare ([`IdIndex::position`]).
+const DISTINCT: u16 = 1;
 
 impl IdIndex {
     /// Indexes `clusters`' ids; a repeated id keeps its first position (as
@@ -35,8 +43,9 @@ impl IdIndex {
             return;
         }
         let size = (clusters.len() * 2).next_power_of_two();
-        self.slots.resize(size, 0);
+        self.slots.resize(size + 1, 0);
         let mask = size - 1;
+        let mut distinct = true;
         for (pos, c) in (0u16..).zip(clusters) {
             let key = Key::of(&c.id);
             let mut at = key.slot() & mask;
@@ -47,21 +56,48 @@ impl IdIndex {
                         break;
                     }
                     // A repeated id: the first position stays.
-                    held if key.is(&clusters[(held - 1) as usize].id) => break,
+                    held if key.is(&clusters[(held - 1) as usize].id) => {
+                        distinct = false;
+                        break;
+                    }
                     _ => at = (at + 1) & mask,
                 }
             }
         }
+        self.slots[size] = if distinct { DISTINCT } else { 0 };
     }
 
     /// The first position of `id` in `clusters`, the list the index was
     /// built from; `Some(None)` when it is not there, `None` when the
     /// index cannot say (never built, or a list too long to index).
-    pub fn position(&self, clusters: &[ClusterSnapshot], id: &str) -> Option<Option<usize>> {
-        if self.slots.is_empty() {
-            return None;
+    ///
+    /// `likely` is the caller's guess (the primary of the cached order: a
+    /// session mostly returns to it): when the ids are distinct and the
+    /// guess holds `id`, one compare answers without hashing or probing.
+    /// Inlined, so that answer costs no call; the probe is not.
+    #[inline]
+    pub fn position(
+        &self,
+        clusters: &[ClusterSnapshot],
+        id: &str,
+        likely: Option<usize>,
+    ) -> Option<Option<usize>> {
+        // Never built: no last slot, no guess.
+        if self.slots.last() == Some(&DISTINCT) {
+            if let Some(at) =
+                likely.filter(|&at| clusters.get(at).is_some_and(|c| same_id(&c.id, id)))
+            {
+                return Some(Some(at));
+            }
         }
-        let mask = self.slots.len() - 1;
+        self.probe(clusters, id)
+    }
+
+    /// [`IdIndex::position`] by hash and probe.
+    #[inline(never)]
+    fn probe(&self, clusters: &[ClusterSnapshot], id: &str) -> Option<Option<usize>> {
+        // The slots before the flag, a power of two.
+        let mask = self.slots.len().checked_sub(2)?;
         let key = Key::of(id);
         let mut at = key.slot() & mask;
         loop {
@@ -124,6 +160,25 @@ impl<'a> Key<'a> {
     }
 }
 
+/// `a == b` for the guess of [`IdIndex::position`]: ids of 8 to 16 bytes
+/// (`cluster-07`) compare as their first and last 8 bytes, inline, where
+/// `==` calls `memcmp`; the lengths and the last byte are compared first,
+/// as a fleet's ids mostly differ there.
+#[inline]
+fn same_id(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() || a.last() != b.last() {
+        return false;
+    }
+    let word = |chunk: Option<&[u8; 8]>| chunk.map(|w| u64::from_ne_bytes(*w));
+    if a.len() <= 16 {
+        if let (Some(first), Some(last)) = (word(a.first_chunk()), word(a.last_chunk())) {
+            return Some(first) == word(b.first_chunk()) && Some(last) == word(b.last_chunk());
+        }
+    }
+    a == b
+}
+
 /// Two words covering every byte of an id of at most 16 bytes (equal
 /// lengths and equal words mean equal ids); `None` past 16 bytes.
 fn words(b: &[u8]) -> Option<(u64, u64)> {
@@ -168,14 +223,35 @@ mod tests {
     fn finds_first_positions_and_absent_ids() {
         let cs = clusters(&["a", "b", "a", "cluster-07", ""]);
         let mut index = IdIndex::default();
-        assert_eq!(index.position(&cs, "a"), None, "never built");
+        assert_eq!(index.position(&cs, "a", None), None, "never built");
         index.build(&cs);
-        assert_eq!(index.position(&cs, "a"), Some(Some(0)));
-        assert_eq!(index.position(&cs, "b"), Some(Some(1)));
-        assert_eq!(index.position(&cs, "cluster-07"), Some(Some(3)));
-        assert_eq!(index.position(&cs, ""), Some(Some(4)));
-        assert_eq!(index.position(&cs, "A"), Some(None));
-        assert_eq!(index.position(&cs, "cluster-7"), Some(None));
+        assert_eq!(index.position(&cs, "a", None), Some(Some(0)));
+        assert_eq!(index.position(&cs, "b", None), Some(Some(1)));
+        assert_eq!(index.position(&cs, "cluster-07", None), Some(Some(3)));
+        assert_eq!(index.position(&cs, "", None), Some(Some(4)));
+        assert_eq!(index.position(&cs, "A", None), Some(None));
+        assert_eq!(index.position(&cs, "cluster-7", None), Some(None));
+    }
+
+    #[test]
+    fn a_guess_answers_only_for_distinct_ids() {
+        let distinct = clusters(&["x", "cluster-07", "y"]);
+        let mut index = IdIndex::default();
+        assert_eq!(index.position(&distinct, "y", Some(2)), None, "never built");
+        index.build(&distinct);
+        assert_eq!(index.position(&distinct, "y", Some(2)), Some(Some(2)));
+        // A wrong or out-of-range guess probes as without one.
+        assert_eq!(index.position(&distinct, "y", Some(0)), Some(Some(2)));
+        assert_eq!(index.position(&distinct, "y", Some(9)), Some(Some(2)));
+        assert_eq!(index.position(&distinct, "z", Some(1)), Some(None));
+        // A repeated id: the guess may hold a later copy, the index
+        // answers the first (as a scan does).
+        let repeated = clusters(&["a", "b", "a"]);
+        index.build(&repeated);
+        assert_eq!(index.position(&repeated, "a", Some(2)), Some(Some(0)));
+        // Rebuilt without the repeat: guesses count again.
+        index.build(&distinct);
+        assert_eq!(index.position(&distinct, "x", Some(0)), Some(Some(0)));
     }
 
     /// Ids of every length class the word compare treats apart: empty,
@@ -211,6 +287,7 @@ mod tests {
             for b in IDS {
                 for (x, y) in [(a, b), (a, &b[..b.len().saturating_sub(1)])] {
                     assert_eq!(Key::of(x).is(y), x == y, "{x:?} {y:?}");
+                    assert_eq!(same_id(x, y), x == y, "{x:?} {y:?}");
                 }
             }
             let mut changed = a.as_bytes().to_vec();
@@ -218,12 +295,15 @@ mod tests {
                 changed[i] ^= 1;
                 let other = String::from_utf8(changed.clone()).unwrap();
                 assert!(!Key::of(a).is(&other), "{a:?} {other:?}");
+                assert!(!same_id(a, &other), "{a:?} {other:?}");
                 changed[i] ^= 1;
             }
         }
         let long = "a-cluster-id-past-16-bytes";
         assert!(Key::of(long).is(long));
         assert!(!Key::of(long).is("a-cluster-id-past-16-bytez"));
+        assert!(same_id(long, long));
+        assert!(!same_id(long, "b-cluster-id-past-16-bytes"));
     }
 
     #[test]
@@ -234,16 +314,16 @@ mod tests {
         index.build(&cs);
         for probe in (0..260).map(|i| format!("c{i}")) {
             let scan = cs.iter().position(|c| c.id == probe);
-            assert_eq!(index.position(&cs, &probe), Some(scan), "{probe}");
+            assert_eq!(index.position(&cs, &probe, None), Some(scan), "{probe}");
         }
         let bytes = index.heap_bytes();
         index.build(&cs[..200]);
         assert_eq!(index.heap_bytes(), bytes, "a smaller list reuses the slots");
-        assert_eq!(index.position(&cs[..200], "c199"), Some(Some(199)));
-        assert_eq!(index.position(&cs[..200], "c210"), Some(None));
+        assert_eq!(index.position(&cs[..200], "c199", None), Some(Some(199)));
+        assert_eq!(index.position(&cs[..200], "c210", None), Some(None));
         index.build(&[]);
         assert_eq!(
-            index.position(&[], "c1"),
+            index.position(&[], "c1", None),
             None,
             "an empty list is not indexed"
         );

@@ -164,10 +164,14 @@ impl Ranker {
                 return Some(false);
             };
             let current = cache.target.matches(request, clusters, ids, bits);
+            let cached = cache.map.get(key).filter(|_| current);
             if current {
-                found = find.and_then(|id| cache.target.position(clusters, id));
+                // A session mostly returns to the primary of its key's
+                // ranking: the index confirms that guess with one compare.
+                let likely = cached.and_then(|ranking| ranking.first().copied());
+                found = find.and_then(|id| cache.target.position(clusters, id, likely));
             }
-            if let Some(cached) = cache.map.get(key).filter(|_| current) {
+            if let Some(cached) = cached {
                 scratch.ranking.clear();
                 scratch.ranking.extend_from_slice(cached);
                 return None;

@@ -187,8 +187,12 @@ impl Ring {
             if !state.target.matches(request, clusters, None, |_| None) {
                 return Some(false);
             }
-            found = find.and_then(|id| state.target.position(clusters, id));
-            if let Some(cached) = state.groups.get(key) {
+            let cached = state.groups.get(key);
+            // A session mostly returns to its key's primary (as in
+            // `Ranker::rank_finding`).
+            let likely = cached.and_then(|group| group.first().copied());
+            found = find.and_then(|id| state.target.position(clusters, id, likely));
+            if let Some(cached) = cached {
                 group.extend_from_slice(cached);
                 return None;
             }

@@ -33,9 +33,16 @@ impl TargetKey {
 
     /// The first position of `id` among `clusters`, which this key matched
     /// (`matches` answered true for them): `Some(None)` when absent,
-    /// `None` when the key keeps no index (the caller scans).
-    pub fn position(&self, clusters: &[ClusterSnapshot], id: &str) -> Option<Option<usize>> {
-        self.index.as_ref()?.position(clusters, id)
+    /// `None` when the key keeps no index (the caller scans). `likely`:
+    /// the position the caller expects it at ([`IdIndex::position`]).
+    #[inline]
+    pub fn position(
+        &self,
+        clusters: &[ClusterSnapshot],
+        id: &str,
+        likely: Option<usize>,
+    ) -> Option<Option<usize>> {
+        self.index.as_ref()?.position(clusters, id, likely)
     }
 
     pub fn matches(

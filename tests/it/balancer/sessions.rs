@@ -434,3 +434,69 @@ fn a_warm_instance_finds_the_hint_as_a_cold_one_does() {
         assert_ne!(warm.session_selections(), Some(before));
     }
 }
+
+/// A warm instance confirms a hint naming its key's primary with one
+/// compare (src/balancer/id_index.rs, `IdIndex::position`'s guess), but
+/// only while no id repeats: a primary that is the later copy of a
+/// repeated id still resolves to the first copy, as a cold instance's
+/// scan does, and so leads with that copy.
+#[test]
+fn a_hint_at_the_primary_resolves_as_a_scan_does() {
+    let policies = [
+        pol(PulsarWaitAndWidenSettings {
+            last_cluster_affinity: true,
+            ..waiting()
+        }),
+        policy(Settings::WaitAndWiden(ww_sessions(2))),
+    ];
+    for repeated in [false, true] {
+        let mut cs = clusters(6);
+        // Position 4 leads the Pulsar ranking; with `repeated` it is a
+        // second "c1".
+        cs[4].max_input_tps = Some(1e12);
+        if repeated {
+            cs[4].id = cs[1].id.clone();
+        }
+        let hints: Vec<String> = cs.iter().map(|c| c.id.clone()).collect();
+        for policy in &policies {
+            let warm = Balancer::new(policy);
+            decide(&warm, &keyed(0), &cs);
+            let mut scratch = routex::balancer::Scratch::default();
+            let primary = warm.affinity_order(&keyed(0), &cs, &mut scratch).unwrap()[0];
+            if policy.algorithm == routex::ir::Algorithm::PulsarWaitAndWiden {
+                assert_eq!(primary, 4, "the heavy cluster leads");
+            }
+            for hint in &hints {
+                let r = Request {
+                    last_cluster_id: Some(hint),
+                    ..keyed(0)
+                };
+                let cold = Balancer::new(policy);
+                let before = warm.session_selections().unwrap();
+                let d = decide(&warm, &r, &cs);
+                assert_eq!(d, decide(&cold, &r, &cs), "{repeated} {hint}");
+                let added: Vec<u64> = warm
+                    .session_selections()
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .zip(before.iter().flatten())
+                    .map(|(a, b)| a - b)
+                    .collect();
+                let cold_counts: Vec<u64> = cold
+                    .session_selections()
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .collect();
+                assert_eq!(added, cold_counts, "{repeated} {hint}: counted alike");
+            }
+            if repeated && policy.algorithm == routex::ir::Algorithm::PulsarWaitAndWiden {
+                // Returning to "c1" leads with its first copy, position 1.
+                let d = decide(&warm, &hinted(0, "c1"), &cs);
+                assert_eq!((selected(d), depth(d)), (1, 1));
+            }
+        }
+    }
+}
