@@ -45,6 +45,7 @@ pub use ranking::{
 #[cfg(not(feature = "testing"))]
 pub(crate) use ranking::{feasibility as pulsar_feasibility, weight as pulsar_weight, Feasibility};
 pub use session::{classify as classify_session, SessionCounts, SessionSelection, SessionState};
+pub(crate) use session::{unflatten as unflatten_session_counts, SERIES, SESSION_ALGORITHMS};
 
 use crate::ir::{Policy, PulsarWaitAndWidenSettings, Settings};
 use rand::RngCore;
@@ -178,16 +179,30 @@ impl Scratch {
 }
 
 /// How one decision counted in the session-selection counter
-/// (docs/stargate.md 3.10).
+/// (docs/stargate.md 3.10), as one flat place for the router's tally to
+/// add 1 at without matching: 0 for a request not classified (the policy
+/// does not turn `last_cluster_affinity` on, or no affinity key), else
+/// `1 + slot * SERIES + series`, the algorithm's slot in
+/// `SESSION_ALGORITHMS` and the series a selection or a classified request
+/// without one counts in (session.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SessionCount {
-    /// The request was not classified (the policy does not turn
-    /// `last_cluster_affinity` on, or no affinity key).
-    Unclassified,
-    /// Classified, no backend selected: the six series exist.
-    Classified,
-    /// A classified request's selection.
-    Selected(SessionState, SessionSelection),
+pub(crate) struct SessionCount(u8);
+
+impl SessionCount {
+    /// A request that was not classified.
+    pub(crate) const UNCLASSIFIED: SessionCount = SessionCount(0);
+
+    fn new(slot: usize, series: usize) -> Self {
+        // At most 2 * SERIES: fits.
+        SessionCount((1 + slot * session::SERIES + series) as u8)
+    }
+
+    /// The flat place among `SESSION_ALGORITHMS.len() * SERIES` counts,
+    /// `None` when not classified.
+    #[inline]
+    pub(crate) fn place(self) -> Option<usize> {
+        usize::from(self.0).checked_sub(1)
+    }
 }
 
 /// One balancer instance: a policy plus its state (round-robin counter,
@@ -350,7 +365,7 @@ impl Balancer {
         };
         let counted = match (&self.sessions, session) {
             (Some(counters), Some(s)) => self.count_session(counters, s, clusters, &decision),
-            _ => SessionCount::Unclassified,
+            _ => SessionCount::UNCLASSIFIED,
         };
         (decision, counted)
     }
@@ -364,17 +379,30 @@ impl Balancer {
         clusters: &[ClusterSnapshot],
         decision: &Decision,
     ) -> SessionCount {
-        match (decision, self.group_size(clusters)) {
-            (Decision::Selected(choice), Some(group_size)) => {
-                let selection = session.selection(choice, clusters, group_size);
-                counters.record(session.state, selection);
-                SessionCount::Selected(session.state, selection)
-            }
-            _ => {
-                counters.classified();
-                SessionCount::Classified
-            }
-        }
+        // The slot in SESSION_ALGORITHMS and the group size, in one match.
+        const _: () = assert!(
+            matches!(
+                session::SESSION_ALGORITHMS[0],
+                crate::ir::Algorithm::WaitAndWiden
+            ) && matches!(
+                session::SESSION_ALGORITHMS[1],
+                crate::ir::Algorithm::PulsarWaitAndWiden
+            )
+        );
+        let (slot, group_size) = match &self.kind {
+            Kind::WaitAndWiden(b) => (0, b.group_size(clusters.len())),
+            Kind::PulsarWaitAndWiden(b) => (1, b.group_size()),
+            _ => return SessionCount::UNCLASSIFIED,
+        };
+        let series = match decision {
+            Decision::Selected(choice) => session::series(
+                session.state,
+                session.selection(choice, clusters, group_size),
+            ),
+            _ => session::CLASSIFIED_ONLY,
+        };
+        counters.add(series);
+        SessionCount::new(slot, series)
     }
 
     /// `stargate_routing_session_selections_total` of this instance:

@@ -6,7 +6,8 @@
 //! scratch space, per decision, and is never cached.
 
 use super::{Choice, ClusterSnapshot, Request};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::ir::Algorithm;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How a request's session was classified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -67,6 +68,43 @@ impl SessionSelection {
 /// [`SessionSelection::ALL`].
 pub type SessionCounts = [[u64; 2]; 3];
 
+/// The algorithms that classify sessions (`last_cluster_affinity` is a
+/// wait-and-widen and pulsar-wait-and-widen field), in the order of their
+/// slots in a [`SessionCount`](super::SessionCount).
+pub(crate) const SESSION_ALGORITHMS: [Algorithm; 2] =
+    [Algorithm::WaitAndWiden, Algorithm::PulsarWaitAndWiden];
+
+/// Counts per algorithm: the six (state, selection) series, flat
+/// (`state * 2 + selection`, the order of [`SessionCounts`]), then
+/// [`CLASSIFIED_ONLY`].
+pub(crate) const SERIES: usize = 7;
+
+/// The count of a classified request that was not selected (yet): it
+/// only makes the six series exist, so a set of counts exists (is
+/// exported) once any of its seven is above 0, with no flag to test on
+/// the request path.
+pub(crate) const CLASSIFIED_ONLY: usize = 6;
+
+/// The flat place of a (state, selection) series among [`SERIES`].
+pub(crate) const fn series(state: SessionState, selection: SessionSelection) -> usize {
+    state as usize * 2 + selection as usize
+}
+
+/// The six series of flat counts, `None` while all seven are 0 (no
+/// request classified yet).
+pub(crate) fn unflatten(counts: &[u64; SERIES]) -> Option<SessionCounts> {
+    if counts.iter().all(|&n| n == 0) {
+        return None;
+    }
+    let mut out = [[0u64; 2]; 3];
+    for state in SessionState::ALL {
+        for selection in SessionSelection::ALL {
+            out[state as usize][selection as usize] = counts[series(state, selection)];
+        }
+    }
+    Some(out)
+}
+
 /// `stargate_routing_session_selections_total` of one balancer instance
 /// (one target and definition): its six series exist, at 0, from the
 /// first classified request on.
@@ -77,34 +115,30 @@ pub type SessionCounts = [[u64; 2]; 3];
 /// exports are the router's, which are striped (src/router/sessions.rs).
 #[derive(Debug, Default)]
 pub(crate) struct SessionCounters {
-    classified: AtomicBool,
-    counts: [[AtomicU64; 2]; 3],
+    /// Flat, [`SERIES`] counts; [`CLASSIFIED_ONLY`] is only ever 0 or 1.
+    counts: [AtomicU64; SERIES],
 }
 
 impl SessionCounters {
-    /// A request was classified: the series exist from now on. Written
-    /// once; later calls only read the flag.
-    pub fn classified(&self) {
-        if !self.classified.load(Ordering::Relaxed) {
-            self.classified.store(true, Ordering::Relaxed);
+    /// Adds one decision at its flat place ([`series`] or
+    /// [`CLASSIFIED_ONLY`]). A classified request that is not selected
+    /// writes once; later ones only read (the line is shared by the
+    /// instance's threads, and a waiting request decides again and again).
+    #[inline]
+    pub fn add(&self, series: usize) {
+        let Some(n) = self.counts.get(series) else {
+            return;
+        };
+        if series != CLASSIFIED_ONLY {
+            n.fetch_add(1, Ordering::Relaxed);
+        } else if n.load(Ordering::Relaxed) == 0 {
+            n.store(1, Ordering::Relaxed);
         }
-    }
-
-    pub fn record(&self, state: SessionState, selection: SessionSelection) {
-        self.classified();
-        self.counts[state as usize][selection as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The counts, or `None` before the first classified request.
     pub fn get(&self) -> Option<SessionCounts> {
-        if !self.classified.load(Ordering::Relaxed) {
-            return None;
-        }
-        Some(
-            self.counts
-                .each_ref()
-                .map(|row| row.each_ref().map(|n| n.load(Ordering::Relaxed))),
-        )
+        unflatten(&self.counts.each_ref().map(|n| n.load(Ordering::Relaxed)))
     }
 }
 
@@ -210,10 +244,11 @@ impl Pending<'_> {
     /// The session over `clusters`, the hint's position given by an index
     /// when `found` is `Some` (an
     /// [`IdIndex::position`](super::id_index::IdIndex::position) answer),
-    /// else found by a scan.
+    /// else found by a scan. Inlined (once per decision, and `found`
+    /// mostly decides it); the scan is not.
+    #[inline(always)]
     pub fn resolve(self, clusters: &[ClusterSnapshot], found: Option<Option<usize>>) -> Session {
-        let position =
-            |id: &str| found.unwrap_or_else(|| clusters.iter().position(|c| same_id(&c.id, id)));
+        let position = |id: &str| found.unwrap_or_else(|| scan(clusters, id));
         let (state, last) = match (self.state, self.hint) {
             (Some(SessionState::Returning), Some(id)) => (SessionState::Returning, position(id)),
             (Some(state), _) => (state, None),
@@ -225,6 +260,12 @@ impl Pending<'_> {
         };
         Session { state, last }
     }
+}
+
+/// The first candidate position of `id`, by a pass over every id.
+#[inline(never)]
+fn scan(clusters: &[ClusterSnapshot], id: &str) -> Option<usize> {
+    clusters.iter().position(|c| same_id(&c.id, id))
 }
 
 /// Moves `last` to the front of `order` by rotating the prefix up to it

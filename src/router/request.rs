@@ -151,7 +151,7 @@ pub(super) fn decide(
     let (decision, counted) = pair
         .balancer
         .decide_counted(&request, clusters, rng, scratch);
-    pair.sessions.count(policy.algorithm, counted);
+    pair.sessions.count(counted);
     Ok(decision)
 }
 

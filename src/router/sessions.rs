@@ -6,10 +6,13 @@
 //! target takes with it.
 
 use super::runtime::Router;
-use crate::balancer::{SessionCount, SessionCounts, SessionSelection, SessionState};
+use crate::balancer::{
+    unflatten_session_counts, SessionCount, SessionCounts, SessionSelection, SessionState, SERIES,
+    SESSION_ALGORITHMS,
+};
 use crate::ir::Algorithm;
 use crate::sync::{stripe_of_this_thread, STRIPES};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The counter's name as a stargate router exports it.
 pub const SESSION_SELECTIONS_TOTAL: &str = "stargate_routing_session_selections_total";
@@ -44,25 +47,16 @@ impl SessionSelections {
     }
 }
 
-/// The algorithms that classify sessions (`last_cluster_affinity` is a
-/// wait-and-widen and pulsar-wait-and-widen field), in tally order.
-const SESSION_ALGORITHMS: [Algorithm; 2] = [Algorithm::WaitAndWiden, Algorithm::PulsarWaitAndWiden];
+/// Counts per stripe: every session algorithm's [`SERIES`].
+const PLACES: usize = SESSION_ALGORITHMS.len() * SERIES;
 
-/// The algorithm's place in [`SESSION_ALGORITHMS`] (a match, not a
-/// search: every classified decision asks).
-fn tally_index(algorithm: Algorithm) -> Option<usize> {
-    match algorithm {
-        Algorithm::WaitAndWiden => Some(0),
-        Algorithm::PulsarWaitAndWiden => Some(1),
-        _ => None,
-    }
-}
-
-/// One stripe of the router's session counts, `[algorithm][state]
-/// [selection]`, on its own cache lines (crate::sync).
+/// One stripe of the router's session counts, flat as
+/// [`SessionCount::place`] numbers them (per algorithm, the six
+/// (state, selection) series then the classified requests not selected),
+/// on its own cache lines (crate::sync).
 #[derive(Debug, Default)]
 #[repr(align(64))]
-struct Stripe([[[AtomicU64; 2]; 3]; 2]);
+struct Stripe([AtomicU64; PLACES]);
 
 /// The router's own `stargate_routing_session_selections_total`: counts
 /// per (algorithm, state, selection) summed over every target, kept by
@@ -70,63 +64,43 @@ struct Stripe([[[AtomicU64; 2]; 3]; 2]);
 /// sees it fall when a target is evicted, expires or is rebuilt (the
 /// instances' own counts go with them). Striped like the other counters
 /// (counters.rs): a decision adds 1 to its thread's stripe, with no lock,
-/// lookup or allocation. Every balancer instance the router builds holds
-/// the same `Arc`, so `Resolved::decide` counts too.
+/// lookup, flag or allocation. An algorithm's six series exist once any
+/// of its counts is above 0, a classified request without a selection
+/// included. Every balancer instance the router builds holds the same
+/// `Arc`, so `Resolved::decide` counts too.
 #[derive(Debug, Default)]
 pub(crate) struct SessionTally {
-    /// Per algorithm: a request was classified (its six series exist).
-    classified: [AtomicBool; 2],
     stripes: [Stripe; STRIPES],
 }
 
 impl SessionTally {
-    /// Adds one decision of an instance of `algorithm`, as the instance
-    /// counted it: a selection by its (state, selection); a classified
-    /// request without one only makes the algorithm's series exist.
+    /// Adds one decision at the place its instance counted it in; a
+    /// request that was not classified counts nowhere.
     #[inline]
-    pub(crate) fn count(&self, algorithm: Algorithm, counted: SessionCount) {
-        let (state, selection) = match counted {
-            SessionCount::Unclassified => return,
-            SessionCount::Classified => {
-                if let Some(index) = tally_index(algorithm) {
-                    self.classified(index);
-                }
-                return;
-            }
-            SessionCount::Selected(state, selection) => (state, selection),
-        };
-        let Some(index) = tally_index(algorithm) else {
+    pub(crate) fn count(&self, counted: SessionCount) {
+        let Some(place) = counted.place() else {
             return;
         };
-        self.classified(index);
-        let stripe = &self.stripes[stripe_of_this_thread()];
-        stripe.0[index][state as usize][selection as usize].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Written once per algorithm; later calls only read the flag.
-    fn classified(&self, index: usize) {
-        if !self.classified[index].load(Ordering::Relaxed) {
-            self.classified[index].store(true, Ordering::Relaxed);
+        if let Some(n) = self.stripes[stripe_of_this_thread()].0.get(place) {
+            n.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// The sums over every stripe, for the algorithms that classified a
     /// request.
     pub(crate) fn totals(&self) -> Vec<(Algorithm, SessionCounts)> {
+        let mut sums = [0u64; PLACES];
+        for stripe in &self.stripes {
+            for (total, n) in sums.iter_mut().zip(&stripe.0) {
+                *total = total.wrapping_add(n.load(Ordering::Relaxed));
+            }
+        }
         SESSION_ALGORITHMS
             .iter()
-            .enumerate()
-            .filter(|(i, _)| self.classified[*i].load(Ordering::Relaxed))
-            .map(|(i, &algorithm)| {
-                let mut counts = [[0u64; 2]; 3];
-                for stripe in &self.stripes {
-                    for (row, atomics) in counts.iter_mut().zip(&stripe.0[i]) {
-                        for (total, n) in row.iter_mut().zip(atomics) {
-                            *total = total.wrapping_add(n.load(Ordering::Relaxed));
-                        }
-                    }
-                }
-                (algorithm, counts)
+            .zip(sums.chunks_exact(SERIES))
+            .filter_map(|(&algorithm, counts)| {
+                let counts: &[u64; SERIES] = counts.try_into().ok()?;
+                Some((algorithm, unflatten_session_counts(counts)?))
             })
             .collect()
     }
@@ -176,19 +150,5 @@ fn add(total: &mut SessionCounts, counts: &SessionCounts) {
         for (t, c) in row.iter_mut().zip(counts) {
             *t = t.wrapping_add(*c);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tally_indexes_follow_the_algorithm_order() {
-        for (i, a) in SESSION_ALGORITHMS.iter().enumerate() {
-            assert_eq!(tally_index(*a), Some(i));
-        }
-        assert_eq!(tally_index(Algorithm::Pulsar), None);
-        assert_eq!(tally_index(Algorithm::RoundRobin), None);
     }
 }

@@ -180,3 +180,68 @@ fn returning_to_the_primary_decides_as_without_the_flag() {
     }
     assert_eq!(compared, 64);
 }
+
+/// The router's counts keep each algorithm's apart (wait-and-widen and
+/// pulsar-wait-and-widen), and a classified request that only waits makes
+/// its algorithm's six series exist, at 0, as the instance's own counts
+/// do.
+#[test]
+fn the_routers_counts_per_algorithm_exist_from_a_wait() {
+    use routex::ir::Algorithm;
+    let json = r#"{"models": {
+        "chat": {"algorithm": "pulsar-wait-and-widen", "seed": "s", "last_cluster_affinity": true,
+                 "cache_affinity_wait_ms": 300},
+        "ww": {"algorithm": "wait-and-widen", "last_cluster_affinity": true,
+               "cache_affinity_backend_selection_count": 1}}}"#;
+    let (table, report) = routex::config::check_lb_config("lb-config.json", json);
+    assert!(!report.has_errors(), "{report:?}");
+    let router = Router::new(table.expect("table"));
+    let full: Vec<ClusterSnapshot> = clusters()
+        .into_iter()
+        .map(|c| ClusterSnapshot {
+            num_running_queries: c.max_engine_concurrency,
+            ..c
+        })
+        .collect();
+    let request = |model, hint| {
+        RouteRequest::new(Request {
+            model,
+            routing_key: Some("tenant"),
+            cache_affinity_key: Some("k"),
+            input_tokens: Some(100),
+            last_cluster_id: hint,
+            ..Request::default()
+        })
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut scratch = Scratch::default();
+    let waited = router
+        .route(&request("chat", Some("c1")), &full, &mut rng, &mut scratch)
+        .expect("routes");
+    assert!(matches!(waited, Decision::Wait(_)), "{waited:?}");
+    let sessions = router.metrics().counters.sessions;
+    assert_eq!(
+        sessions,
+        [(Algorithm::PulsarWaitAndWiden, [[0, 0], [0, 0], [0, 0]])]
+    );
+    let served = router
+        .route(
+            &request("ww", Some("c3")),
+            &clusters(),
+            &mut rng,
+            &mut scratch,
+        )
+        .expect("routes");
+    assert!(
+        matches!(served, Decision::Selected(c) if c.index == 3),
+        "{served:?}"
+    );
+    let sessions = router.metrics().counters.sessions;
+    assert_eq!(
+        sessions,
+        [
+            (Algorithm::WaitAndWiden, [[0, 0], [1, 0], [0, 0]]),
+            (Algorithm::PulsarWaitAndWiden, [[0, 0], [0, 0], [0, 0]]),
+        ]
+    );
+}
