@@ -293,8 +293,8 @@ fn a_targets_state_outside_the_ranking_caches_stays_within_its_bound() {
         outside <= BYTES_OUTSIDE_RANKING_CACHES,
         "{outside} B over {BYTES_OUTSIDE_RANKING_CACHES} B"
     );
-    // The session counts (56 bytes) and the ranking cache's id index (16
-    // bytes over 4 clusters).
+    // The session counts (56 bytes) and the ranking cache's id index (18
+    // bytes over 4 clusters: 16 of slots, 2 saying the ids are distinct).
     let counter_block = with_sessions.saturating_sub(without_sessions);
     assert!(
         counter_block <= 80,
