@@ -3,7 +3,7 @@
 //! (docs/performance.md, Compile):
 //!
 //! ```sh
-//! cargo build --release --example compile_loop
+//! cargo build --release -p routex --example compile_loop
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     target/release/examples/compile_loop check-header 4000
 //! ```

@@ -1,7 +1,7 @@
 //! Embedding the router: load a route file, then route requests with and
 //! without `x-routing-method` overrides, printing decisions and rejections.
 //!
-//! Run with `cargo run --example embed`.
+//! Run with `cargo run -p routex --example embed`.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

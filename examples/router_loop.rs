@@ -3,7 +3,7 @@
 //! (docs/performance.md, Router):
 //!
 //! ```sh
-//! cargo build --release --example router_loop
+//! cargo build --release -p routex --example router_loop
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     target/release/examples/router_loop resolve-hit 20000
 //! ```

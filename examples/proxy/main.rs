@@ -3,7 +3,7 @@
 //! and three fake backends on 127.0.0.1 that push heartbeats.
 //!
 //! ```text
-//! cargo run --example proxy --features tokio,http -- [--listen ADDR] [--config PATH] [--demo]
+//! cargo run -p routex --example proxy --features tokio,http,metrics -- [--listen ADDR] [--config PATH] [--demo]
 //! ```
 //!
 //! Without `--demo` it serves until Ctrl-C, reloading `--config` on SIGHUP

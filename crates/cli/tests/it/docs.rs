@@ -22,6 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
+mod cargo_examples;
 mod shell;
 
 /// One fenced block: the info string, the line of its first content line,
