@@ -458,6 +458,7 @@ fn settings(
         faults,
         keep_detail: true,
         publish_kv: true,
+        warm_start: false,
     }
 }
 

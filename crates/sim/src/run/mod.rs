@@ -15,6 +15,7 @@ mod routing_loop;
 mod serving;
 mod state;
 mod stats;
+mod warm;
 
 use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
 use super::events::{Event, EventQueue, ReqId};
@@ -85,6 +86,9 @@ pub struct SimSettings {
     /// Pylons publish their engine's KV capacity and use (for
     /// `consider_kv_free_tokens`); off, the KV fields are 0.
     pub publish_kv: bool,
+    /// The engines' prefix caches start with each key where the policy
+    /// places it on an idle fleet (`warm`); off, every run starts cold.
+    pub warm_start: bool,
 }
 
 /// Counters of the run itself, for performance reports and invariants.
@@ -290,7 +294,7 @@ impl<'a> Sim<'a> {
         if routers.iter().any(|r| r.wants_kv_events()) {
             engines.iter_mut().for_each(|e| e.log_kv_events());
         }
-        Sim {
+        let mut sim = Sim {
             s,
             plan,
             queue: EventQueue::default(),
@@ -340,7 +344,11 @@ impl<'a> Sim<'a> {
             store,
             planned: n,
             client,
+        };
+        if s.warm_start {
+            sim.warm_start(seed);
         }
+        sim
     }
 
     fn run_to_end(&mut self) {

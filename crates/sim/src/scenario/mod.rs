@@ -72,6 +72,11 @@ pub struct ScenarioFile {
     /// `--stargate`, else the newest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stargate: Option<Target>,
+    /// Every run starts with each key cached where its policy places it on
+    /// an idle fleet (docs/simulator.md, "Warm start"); absent or false:
+    /// cold, as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm_start: bool,
 }
 
 impl ScenarioFile {
@@ -596,6 +601,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         faults: Vec::new(),
         keep_detail: false,
         publish_kv: false,
+        warm_start: f.warm_start,
     }
 }
 
@@ -807,6 +813,7 @@ mod tests {
         });
         file.base_config = Some(serde_json::json!({"default": "random"}));
         file.stargate = Some(Target::Widening);
+        file.warm_start = true;
         file.faults = vec![faults::FaultSpec {
             at_s: Some(1.0),
             at_request: Some(2),

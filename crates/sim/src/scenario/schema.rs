@@ -259,6 +259,7 @@ pub(super) const SCENARIO: Shape = Shape::Object(&[
     req("policies", Shape::Map(&Shape::Str)),
     opt("faults", Shape::List(&Shape::Object(FAULT))),
     opt("stargate", Shape::Enum(&TARGETS)),
+    opt("warm_start", Shape::Bool),
 ]);
 
 /// The names of `routex::ir::Target::ALL` (a test checks they agree).

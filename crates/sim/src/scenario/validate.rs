@@ -393,6 +393,12 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
                 "give one of `workload`, `trace` and `conversations`".into(),
             );
         }
+        if f.warm_start {
+            err(
+                "warm_start",
+                "`warm_start` pre-fills the caches with the plan's keys, and a conversation's key is new when it starts: there is nothing to pre-fill (remove it, or warm the fleet with `warmup_s`)".into(),
+            );
+        }
         return super::conversations::check(f, c, err);
     }
     let w = match (&f.workload, &f.trace) {

@@ -28,6 +28,7 @@ mod support;
 mod timeline;
 mod trace;
 mod tune;
+mod warm;
 
 /// The repository root, where the inputs, examples, docs and snapshots
 /// are (canonical, so `file:` URIs built from it match the binary's).
