@@ -78,7 +78,7 @@ pub fn probe(
     ttft_us: Micros,
     attainment: f64,
 ) -> Probe {
-    let mut settings = p.settings.clone();
+    let mut settings = p.settings_for(&p.policies[policy]).into_owned();
     settings.ttft_slo_us = ttft_us;
     let m = run(&settings, &p.policies[policy].kind, rate, seed).metrics;
     Probe {

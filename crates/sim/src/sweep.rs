@@ -78,8 +78,13 @@ pub fn sweep_keys_until(
         .collect();
     let work = |&key: &RunKey| {
         let started = Instant::now();
-        let policy = &p.policies[key.policy].kind;
-        let result = run(&p.settings, policy, key.rate_rps, key.seed);
+        let policy = &p.policies[key.policy];
+        let result = run(
+            &p.settings_for(policy),
+            &policy.kind,
+            key.rate_rps,
+            key.seed,
+        );
         RunOutput {
             key,
             result,

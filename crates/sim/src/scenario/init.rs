@@ -110,7 +110,7 @@ pub fn scenario(spec: &InitSpec<'_>) -> String {
     "decode_tps": [128, 200], "kv_capacity_tokens": 400000, "backend_speed": 1.0
   }},
   "pylon": {{
-    "//": "What backends publish to routers: the heartbeat, the input-TPS estimate and queue-mismatch admission (docs/simulator-model.md A5).",
+    "//": "What backends publish to routers: the heartbeat, the input-TPS estimate and queue-mismatch admission (docs/simulator-model.md A5); mismatch_by_policy (policy name -> any keys of mismatch) sets admission per policy.",
     "heartbeat_ms": 1000, "coalesce_ms": null,
     "input_tps": {{"mode": "window", "initial": 175000, "window": 8, "floor_ms": 10}},
     "max_input_tps": "constant",

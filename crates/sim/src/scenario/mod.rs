@@ -2,6 +2,7 @@
 //! compilation. Every problem becomes a `Diagnostic` pointing into the JSON
 //! text where practical; unknown fields are rejected.
 
+mod admission;
 mod arrival;
 mod base;
 mod conversations;
@@ -97,6 +98,10 @@ pub struct PylonSpec {
     pub input_tps: InputTpsSpec,
     pub max_input_tps: MaxInputTpsSpec,
     pub mismatch: MismatchSpec,
+    /// Queue-mismatch admission per policy: a policy's name and the keys
+    /// of `mismatch` it sets otherwise (`admission.rs`).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub mismatch_by_policy: IndexMap<String, admission::MismatchOverride>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -195,6 +200,9 @@ pub struct NamedPolicy {
     pub name: String,
     pub text: String,
     pub kind: PolicyKind,
+    /// The queue-mismatch admission of its runs' Pylons (`pylon.mismatch`,
+    /// or its entry of `pylon.mismatch_by_policy`); `None`: off.
+    pub admission: Option<Mismatch>,
 }
 
 /// A validated scenario, ready to run.
@@ -236,6 +244,25 @@ impl Prepared {
             .get_or_insert((self.file.warmup_s, self.file.measure_s));
         self.file.seeds = vec![1];
         self.set_window(30.0, 90.0);
+    }
+
+    /// The settings of `policy`'s runs: the scenario's, with the policy's
+    /// own queue-mismatch admission in every Pylon when it differs.
+    pub fn settings_for(&self, policy: &NamedPolicy) -> std::borrow::Cow<'_, SimSettings> {
+        let s = &self.settings;
+        let same = s.pylon.mismatch == policy.admission
+            && s.profiles
+                .iter()
+                .all(|p| p.pylon.mismatch == policy.admission);
+        if same {
+            return std::borrow::Cow::Borrowed(s);
+        }
+        let mut own = s.clone();
+        own.pylon.mismatch = policy.admission;
+        for p in &mut own.profiles {
+            p.pylon.mismatch = policy.admission;
+        }
+        std::borrow::Cow::Owned(own)
     }
 
     /// `--rng-seed N`.
@@ -348,6 +375,7 @@ pub fn load_with(
     validate::numbers(&file, &mut invalid);
     profiles::check(&file, &spans, &mut errors);
     faults::check(&file, &spans, &mut errors);
+    admission::check(&file, &spans, &mut errors);
     let mut workload: Option<Arc<dyn WorkloadSource>> = file
         .workload
         .clone()
@@ -652,6 +680,7 @@ fn compile_policies(
                     name: name.clone(),
                     text: policy_text.clone(),
                     kind,
+                    admission: admission::for_policy(f, name),
                 });
             }
         }
@@ -823,6 +852,14 @@ mod tests {
             factor: Some(2.0),
         }];
         file.pylon.input_tps.per_gpu_worker = true;
+        file.pylon.mismatch_by_policy.insert(
+            "*".into(),
+            admission::MismatchOverride {
+                enabled: Some(false),
+                min_delta_ms: Some(1),
+                tolerance: Some(2.0),
+            },
+        );
         file.client.last_cluster_store = Some(LastClusterStoreSpec {
             ttl_ms: 1,
             max_sessions: Some(2),

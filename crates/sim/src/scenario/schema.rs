@@ -135,12 +135,22 @@ const MISMATCH: &[Field] = &[
     req("min_delta_ms", U64),
     req("tolerance", NUMBER),
 ];
+// A policy's entry of `pylon.mismatch_by_policy`: every key optional.
+const MISMATCH_OVERRIDE: &[Field] = &[
+    opt("enabled", Shape::Bool),
+    opt("min_delta_ms", U64),
+    opt("tolerance", NUMBER),
+];
 const PYLON: &[Field] = &[
     req("heartbeat_ms", U64),
     opt("coalesce_ms", Shape::Nullable(&U64)),
     req("input_tps", Shape::Object(INPUT_TPS)),
     req("max_input_tps", Shape::Enum(&["constant", "running-max"])),
     req("mismatch", Shape::Object(MISMATCH)),
+    opt(
+        "mismatch_by_policy",
+        Shape::Map(&Shape::Object(MISMATCH_OVERRIDE)),
+    ),
 ];
 const ROUTER: &[Field] = &[
     req("max_retries", U32),

@@ -245,6 +245,7 @@ pub fn tune(
             name: format!("t{id}"),
             text: expression.clone(),
             kind,
+            admission: template.admission,
         });
         trials.push(Trial {
             id,

@@ -1,5 +1,6 @@
 //! Tests for the sim layer (docs/simulator-model.md A12).
 
+mod admission;
 mod arrivals;
 mod baselines;
 mod bench;
