@@ -16,6 +16,12 @@
 //! Memory moves from a sequence's reservation to its key's entry, so it is
 //! never counted twice.
 //!
+//! With prefix blocks, an entry also remembers the blocks of the prompt it
+//! holds: a prompt that no longer extends them (a growing conversation
+//! that dropped an exchange) reuses only the blocks the two share, and
+//! when no other sequence holds the entry it shrinks to them and follows
+//! the new prompt (docs/simulator.md, "Growing conversations").
+//!
 //! Event-driven: an idle worker has no events, and while every running
 //! sequence decodes (no prefill, nobody waiting for its first token) the
 //! steps are identical, so one timer jumps to the step of the next
@@ -82,6 +88,9 @@ struct KeyCache {
     /// When KV events are logged: (key, true) when a key's entry appears,
     /// (key, false) when it is evicted, in order.
     changes: Option<Vec<(u32, bool)>>,
+    /// By key: the blocks of the prompt its entry holds (with prefix
+    /// blocks only; grown on demand).
+    spans: Vec<BlockSpan>,
 }
 
 impl KeyCache {
@@ -157,6 +166,36 @@ impl KeyCache {
             changes.push((key, false));
         }
         true
+    }
+
+    fn span(&self, key: u32) -> BlockSpan {
+        self.spans.get(key as usize).copied().unwrap_or_default()
+    }
+
+    fn set_span(&mut self, key: u32, span: BlockSpan) {
+        let i = key as usize;
+        if self.spans.len() <= i {
+            self.spans.resize(i + 1, BlockSpan::default());
+        }
+        self.spans[i] = span;
+    }
+
+    /// Cuts a key's entry to `to` tokens (the prompt it held was left);
+    /// an entry cut to nothing is gone, as evicted.
+    fn shrink(&mut self, key: u32, to: u64) {
+        let e = self.entry(key);
+        let cut = e.tokens.saturating_sub(to);
+        if cut == 0 {
+            return;
+        }
+        e.tokens -= cut;
+        let gone = e.tokens == 0;
+        self.used -= cut;
+        if gone {
+            if let Some(changes) = &mut self.changes {
+                changes.push((key, false));
+            }
+        }
     }
 
     /// Caches `tokens` for an unpinned key outright (warm starts).
@@ -297,19 +336,45 @@ impl BatchedEngine {
     /// Admits from worker w's FIFO while seats and memory allow.
     fn admit(&mut self, w: usize, out: &mut Vec<Action>) {
         let (seats, capacity) = (self.p.max_num_seqs.max(1) as usize, self.capacity);
+        let plan = &self.blocks;
         let worker = &mut self.workers[w];
         while let Some(&job) = worker.fifo.front() {
             if worker.running.len() >= seats {
                 break;
             }
             let key = job.key;
+            // What the entry's prompt and this one share: everything when
+            // one extends the other, else their common blocks.
+            let shared = (key != NO_KEY)
+                .then(|| diverged(plan, worker.cache.span(key), job.blocks))
+                .flatten();
             let reused = if key == NO_KEY {
                 0
             } else {
-                worker.cache.tokens(key).min(job.input)
+                worker
+                    .cache
+                    .tokens(key)
+                    .min(job.input)
+                    .min(shared.unwrap_or(u64::MAX))
             };
             let need = job.input - reused + job.output;
             worker.cache.pin(key);
+            if key != NO_KEY {
+                let held_by_others = worker.cache.entries[key as usize].pins > 1;
+                match shared {
+                    // The entry follows the new prompt unless another
+                    // sequence still uses what it holds.
+                    Some(to) if !held_by_others => {
+                        worker.cache.shrink(key, to);
+                        worker.cache.set_span(key, job.blocks);
+                    }
+                    Some(_) => {}
+                    None if job.blocks.len > worker.cache.span(key).len => {
+                        worker.cache.set_span(key, job.blocks);
+                    }
+                    None => {}
+                }
+            }
             let free = |wk: &Worker| capacity.saturating_sub(wk.cache.used + wk.reserved);
             while need > free(worker) && worker.cache.evict_one() {}
             // A request larger than the whole memory runs alone rather than
@@ -458,6 +523,15 @@ fn schedule(at: Micros, worker: usize, generation: u32) -> Action {
     }
 }
 
+/// The tokens two prompts share when one does not extend the other (their
+/// common full blocks); `None` when one extends the other (or either has
+/// no blocks): then the plain per-key rule holds.
+fn diverged(plan: &BlockPlan, held: BlockSpan, new: BlockSpan) -> Option<u64> {
+    let (a, b) = (plan.of(held), plan.of(new));
+    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    (common < a.len().min(b.len())).then(|| common as u64 * plan.block_tokens)
+}
+
 impl EngineModel for BatchedEngine {
     fn accept(&mut self, now: Micros, mut job: Job, out: &mut Vec<Action>) {
         job.output = job.output.max(1);
@@ -526,6 +600,7 @@ impl EngineModel for BatchedEngine {
                 .saturating_sub(worker.cache.used + worker.reserved),
         );
         worker.cache.put(job.key, tokens);
+        worker.cache.set_span(job.key, job.blocks);
     }
 
     fn log_kv_events(&mut self) {

@@ -44,11 +44,11 @@ pub trait PrefixCache: std::fmt::Debug + Send {
 }
 
 impl PrefixCache for KvLru {
-    fn reuse(&mut self, job: &Job, _blocks: &[u32]) -> u64 {
-        self.access(job.key, job.input)
+    fn reuse(&mut self, job: &Job, blocks: &[u32]) -> u64 {
+        self.access_with(job.key, job.input, blocks)
     }
-    fn store(&mut self, job: &Job, _blocks: &[u32]) {
-        KvLru::store(self, job.key, job.input);
+    fn store(&mut self, job: &Job, blocks: &[u32]) {
+        KvLru::store_with(self, job.key, job.input, blocks);
     }
     fn used_tokens(&self) -> u64 {
         KvLru::used_tokens(self)
@@ -133,7 +133,8 @@ pub type EngineV2 = SlotEngine<BlockLru>;
 
 impl EngineV1 {
     pub fn v1(params: &EngineParams, blocks: &BlockPlan) -> Self {
-        SlotEngine::with_cache(params, blocks, KvLru::new(params.kv_capacity_tokens))
+        let cache = KvLru::following_blocks(params.kv_capacity_tokens, blocks.block_tokens);
+        SlotEngine::with_cache(params, blocks, cache)
     }
 }
 

@@ -370,3 +370,56 @@ fn a_keys_entry_stores_and_removes_its_whole_chain_of_blocks() {
     quiet.engine.take_kv_events(&mut events);
     assert!(events.is_empty());
 }
+
+/// A prompt that leaves its key's chain (a conversation that dropped an
+/// exchange) reuses only the blocks it shares with the entry's prompt, and
+/// the entry follows it; a prompt that extends the chain reuses the entry.
+#[test]
+fn a_prompt_that_leaves_the_chain_reuses_the_shared_blocks_only() {
+    use routex_sim::engine::{BlockPlan, BlockSpan};
+    // Blocks of 100 tokens: turn 1 [1..6] (620 tokens); turn 2 dropped an
+    // exchange: [1 2 9 10 11] (580 tokens); turn 3 extends it (700).
+    let plan = BlockPlan {
+        blocks: vec![1, 2, 3, 4, 5, 6, 1, 2, 9, 10, 11, 1, 2, 9, 10, 11, 12, 13].into(),
+        block_ids: 14,
+        block_tokens: 100,
+    };
+    let span = |start, len| BlockSpan { start, len };
+    let turn = |id, input, blocks| Job {
+        blocks,
+        ..job(id, 7, input, 1)
+    };
+    let mut d = Driver::new(BatchedEngine::with_blocks(&params(400_000), &plan));
+    d.send(0, turn(1, 620, span(0, 6)));
+    d.run_until(1_000_000);
+    assert_eq!(d.engine.cached_for(7), 621, "input + output");
+    d.send(1_000_000, turn(2, 580, span(6, 5)));
+    d.run_until(2_000_000);
+    assert_eq!(
+        d.engine.cached_for(7),
+        581,
+        "the entry follows the new prompt"
+    );
+    d.send(2_000_000, turn(3, 700, span(11, 7)));
+    let reused: Vec<(u32, u64)> = d
+        .finish()
+        .into_iter()
+        .filter_map(|(_, a)| match a {
+            Action::Started { id, reused } => Some((id, reused)),
+            _ => None,
+        })
+        .collect();
+    // Turn 2 shares blocks 1 and 2 only: 200 tokens, not min(621, 580).
+    assert_eq!(reused, [(1, 0), (2, 200), (3, 581)]);
+    // Without blocks the plain rule: min(cached, input).
+    let mut d = Driver::new(BatchedEngine::new(&params(400_000)));
+    d.send(0, job(1, 7, 620, 1));
+    d.run_until(1_000_000);
+    d.send(1_000_000, job(2, 7, 580, 1));
+    let started: Vec<_> = d
+        .finish()
+        .into_iter()
+        .filter(|(_, a)| matches!(a, Action::Started { .. }))
+        .collect();
+    assert_eq!(started[1].1, Action::Started { id: 2, reused: 580 });
+}
