@@ -523,6 +523,20 @@ fn schedule(at: Micros, worker: usize, generation: u32) -> Action {
     }
 }
 
+impl BatchedEngine {
+    /// When KV events are logged: the chain a key's events name is its
+    /// latest request's.
+    fn name_chain(&mut self, job: &Job) {
+        if self.logging && job.key != NO_KEY {
+            let k = job.key as usize;
+            if self.chains.len() <= k {
+                self.chains.resize(k + 1, (BlockSpan::default(), 0));
+            }
+            self.chains[k].0 = job.blocks;
+        }
+    }
+}
+
 /// The tokens two prompts share when one does not extend the other (their
 /// common full blocks); `None` when one extends the other (or either has
 /// no blocks): then the plain per-key rule holds.
@@ -535,13 +549,7 @@ fn diverged(plan: &BlockPlan, held: BlockSpan, new: BlockSpan) -> Option<u64> {
 impl EngineModel for BatchedEngine {
     fn accept(&mut self, now: Micros, mut job: Job, out: &mut Vec<Action>) {
         job.output = job.output.max(1);
-        if self.logging && job.key != NO_KEY {
-            let k = job.key as usize;
-            if self.chains.len() <= k {
-                self.chains.resize(k + 1, (BlockSpan::default(), 0));
-            }
-            self.chains[k].0 = job.blocks;
-        }
+        self.name_chain(&job);
         let w = self.pick(job.key);
         self.workers[w].fifo.push_back(job);
         if self.workers[w].step.is_none() {
@@ -601,6 +609,8 @@ impl EngineModel for BatchedEngine {
         );
         worker.cache.put(job.key, tokens);
         worker.cache.set_span(job.key, job.blocks);
+        // The entry's KV events name its chain, as a served request's do.
+        self.name_chain(job);
     }
 
     fn log_kv_events(&mut self) {

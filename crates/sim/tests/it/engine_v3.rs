@@ -362,6 +362,14 @@ fn a_keys_entry_stores_and_removes_its_whole_chain_of_blocks() {
             KvEvent::Stored(21)
         ]
     );
+    // A warm start's entry stores its chain too (Dynamo's index learns
+    // the warm caches with the first reports).
+    let mut warm = BatchedEngine::with_blocks(&params(5_000), &plan);
+    warm.log_kv_events();
+    warm.warm(&with_chain(0, 2, 3, 2, 2_000));
+    events.clear();
+    warm.take_kv_events(&mut events);
+    assert_eq!(events, [KvEvent::Stored(20), KvEvent::Stored(21)]);
     // Without logging, no events.
     let mut quiet = Driver::new(BatchedEngine::with_blocks(&params(5_000), &plan));
     quiet.send(0, with_chain(1, 1, 0, 3, 3_000));
