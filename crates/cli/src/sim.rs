@@ -6,7 +6,7 @@ use crate::human;
 use routex::diag::Report;
 use routex_sim::scenario::{self, Prepared};
 use routex_sim::WaitMode;
-use routex_sim::{output, plot, shard, sweep};
+use routex_sim::{output, plot, shard, sweep, timeline_plot};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -82,7 +82,7 @@ pub struct RunArgs {
     pub manifest: Option<PathBuf>,
     #[command(flatten)]
     pub options: ScenarioArgs,
-    /// Writes summary.json, summary.csv, timeseries.csv, backends.csv and plot.svg here.
+    /// Writes summary.json, summary.csv, timeseries.csv, backends.csv, plot.svg and backends.svg here.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Worker threads, at least 1 (runs are independent; output does not
@@ -111,7 +111,7 @@ pub struct MergeArgs {
     /// The options the shards ran with (they are checked).
     #[command(flatten)]
     pub options: ScenarioArgs,
-    /// Writes summary.json, summary.csv, timeseries.csv, backends.csv and plot.svg here.
+    /// Writes summary.json, summary.csv, timeseries.csv, backends.csv, plot.svg and backends.svg here.
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -297,7 +297,7 @@ fn fingerprint(p: &Prepared) -> String {
     shard::fingerprint(&[&file, p.settings.mode.name(), &trace])
 }
 
-/// `sim merge`: the shards' runs in run order, then the five files.
+/// `sim merge`: the shards' runs in run order, then the six files.
 fn merge_shards(a: &MergeArgs) -> i32 {
     let prepared = match prepare(a.scenario.as_deref(), &a.options, WaitMode::Faithful) {
         Ok(p) => p,
@@ -332,7 +332,7 @@ fn merge_shards(a: &MergeArgs) -> i32 {
     }
 }
 
-/// The five result files.
+/// The six result files.
 pub fn write_outputs(
     dir: &Path,
     prepared: &Prepared,
@@ -342,7 +342,7 @@ pub fn write_outputs(
     write_files(dir, prepared, mode, runs, false)
 }
 
-/// The five result files; `incomplete` (an interrupted sweep) is recorded
+/// The six result files; `incomplete` (an interrupted sweep) is recorded
 /// in summary.json.
 fn write_files(
     dir: &Path,
@@ -367,5 +367,6 @@ fn write_files(
         dir.join("backends.csv"),
         output::backends_csv(prepared, runs),
     )?;
+    std::fs::write(dir.join("backends.svg"), timeline_plot::svg(prepared, runs))?;
     Ok(())
 }

@@ -13,9 +13,10 @@
 //! peers' routers, each a `SimRouter`).
 //!
 //! The public surface is [`scenario`], [`sweep`], [`output`], [`plot`],
-//! [`shard`], [`tune`], [`WaitMode`] and a run's [`RunMetrics`]
-//! (docs/embedding.md); `calibrate`, `engine`, `pylon`, `rng`, `run` and `timeline` are
-//! `#[doc(hidden)]` hooks for the integration tests; the rest is private.
+//! [`timeline_plot`], [`shard`], [`tune`], [`WaitMode`] and a run's
+//! [`RunMetrics`] (docs/embedding.md); `calibrate`, `engine`, `pylon`,
+//! `rng`, `run` and `timeline` are `#[doc(hidden)]` hooks for the
+//! integration tests; the rest is private.
 //! The scenario's section types (topology, workload, policies) are
 //! readable through [`scenario::Prepared`]'s fields but not named.
 
@@ -31,6 +32,7 @@ pub mod plot;
 pub mod scenario;
 pub mod shard;
 pub mod sweep;
+pub mod timeline_plot;
 pub mod tune;
 
 pub use metrics::{Bin, RunDiagnostics, RunMetrics};

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 /// colours distinguishable with the common colour-vision deficiencies),
 /// then black and two of his "vibrant" colours; policies from the tenth on
 /// are also dashed, so no two policies share both colour and line style.
-const COLORS: &[&str] = &[
+pub(crate) const COLORS: &[&str] = &[
     "#332288", "#CC6677", "#117733", "#88CCEE", "#882255", "#44AA99", "#999933", "#AA4499",
     "#DDCC77", "#000000", "#EE7733", "#0077BB",
 ];

@@ -174,3 +174,41 @@ fn a_run_without_a_timeline_has_no_rows_and_a_warning() {
             .to_string()
     ));
 }
+
+/// `backends.svg`: one panel per (policy, rate) cell (its first seed), a
+/// grey line per backend no fault touches, a coloured line and a legend
+/// entry per backend one does, and a strip mark per bin a fault holds it.
+#[test]
+fn the_timeline_plot_has_a_panel_per_cell_and_colours_the_faulted_backends() {
+    use routex_sim::{sweep, timeline_plot};
+    let mut v: Value = serde_json::from_str(&super::support::input("small.json")).expect("json");
+    v["warmup_s"] = json!(5);
+    v["measure_s"] = json!(25);
+    v["faults"] = json!([
+        {"at_s": 10, "backend": "near-b0", "action": "remove"},
+        {"at_s": 10, "backend": "near-b1", "action": "stats_outage", "duration_s": 5}
+    ]);
+    let p = prepared(&v.to_string());
+    let runs = sweep::sweep(&p, 1, &mut |_, _| {});
+    let svg = timeline_plot::svg(&p, &runs);
+    let count = |needle: &str| svg.matches(needle).count();
+    assert!(svg.contains(
+        r#"class="title">small-two-region: completions per second of each backend, seed 1, faithful mode</text>"#
+    ));
+    // 3 policies x 2 rates; 6 backends, 2 of them touched by a fault.
+    assert_eq!(count(r#"class="panel-title""#), 6);
+    assert!(svg.contains(r#"class="panel-title">guard at 20 RPS</text>"#));
+    assert_eq!(count(r#"class="backend""#), 6 * 4);
+    assert_eq!(count(r#"class="faulted""#), 6 * 2);
+    assert_eq!(count(r#"class="legend">near-b0 "#), 1);
+    assert_eq!(count(r#"class="legend">near-b1 "#), 1);
+    // Three bins (0-30 s): near-b0 is removed at the end of bins 1 and 2,
+    // near-b1 silent during bin 1 only.
+    assert_eq!(count(r#"class="fault-state""#), 6 * 3);
+    // Each line has a point per bin.
+    let first = svg
+        .lines()
+        .find(|l| l.contains(r#"class="faulted""#))
+        .expect("a faulted line");
+    assert_eq!(first.matches(',').count(), 3, "{first}");
+}

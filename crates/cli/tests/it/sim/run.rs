@@ -91,7 +91,7 @@ fn exit_codes() {
 }
 
 #[test]
-fn writes_the_five_files() {
+fn writes_the_six_files() {
     let dir = std::env::temp_dir().join(format!("routex-sim-out-{}", std::process::id()));
     let text = std::fs::read_to_string(manifest("tests/inputs/sim/small.json")).expect("read");
     let short = text.replace(
@@ -209,7 +209,13 @@ fn an_interrupt_writes_the_finished_runs_and_exits_130() {
     // The table of the finished runs is on stdout, one row per cell.
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("policy"), "{stdout}");
-    for f in ["summary.csv", "timeseries.csv", "backends.csv", "plot.svg"] {
+    for f in [
+        "summary.csv",
+        "timeseries.csv",
+        "backends.csv",
+        "plot.svg",
+        "backends.svg",
+    ] {
         assert!(dir.join(f).exists(), "{f}");
     }
 }

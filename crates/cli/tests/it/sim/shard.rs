@@ -43,12 +43,13 @@ fn merge_args(out: &Path, shards: Vec<PathBuf>, seed: u64) -> SimArgs {
     }
 }
 
-const FILES: [&str; 5] = [
+const FILES: [&str; 6] = [
     "summary.json",
     "summary.csv",
     "timeseries.csv",
     "backends.csv",
     "plot.svg",
+    "backends.svg",
 ];
 
 #[test]

@@ -287,6 +287,7 @@ fn the_documented_job_array_merges_to_the_unsharded_files() {
         "timeseries.csv",
         "backends.csv",
         "plot.svg",
+        "backends.svg",
     ] {
         let merged = std::fs::read(work.join("results/merged").join(file)).expect(file);
         let unsharded = std::fs::read(work.join("direct").join(file)).expect(file);
