@@ -808,6 +808,7 @@ mod tests {
         if let Some(w) = file.workload.as_mut() {
             w.block_tokens = Some(64);
             w.input_tokens = law();
+            w.output_tokens = law();
             w.arrival = Some(crate::workload::arrival::ArrivalSpec {
                 law: crate::workload::arrival::Law::Bursty,
                 burst_factor: Some(2.0),

@@ -201,7 +201,7 @@ const WORKLOAD: &[Field] = &[
     req("keys", U32),
     req("zipf_s", NUMBER),
     req("input_tokens", Shape::Sizes),
-    req("output_tokens", U64),
+    req("output_tokens", Shape::Sizes),
     opt("block_tokens", Shape::Nullable(&U64)),
     opt("arrival", Shape::Object(ARRIVAL)),
     opt("hot_set", Shape::Object(HOT_SET)),
@@ -305,6 +305,7 @@ pub(super) fn check(
                 check(&m.value, *inner, &child(&m.key), None, out);
             }
         }
+        (Shape::Sizes, Json::Number(_)) => check(node, U64, path, default, out),
         (Shape::Sizes, Json::Array(_)) => check(node, Shape::Pair(&U64), path, default, out),
         (Shape::Sizes, Json::Object(members)) => {
             let law = members
@@ -502,7 +503,8 @@ fn expected(shape: Shape) -> String {
         Shape::Enum(values) => format!("one of {}", quoted(values, "\"")),
         Shape::Nullable(inner) => format!("{} or null", expected(*inner)),
         Shape::Sizes => {
-            "[min, max] (two integers) or a size law (an object with `distribution`)".into()
+            "an integer, [min, max] (two integers) or a size law (an object with `distribution`)"
+                .into()
         }
         Shape::Any => "any value".into(),
     }

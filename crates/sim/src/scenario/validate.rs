@@ -431,8 +431,18 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
     if w.keys == 0 || in_lo > in_hi || !(w.zipf_s.is_finite() && w.zipf_s >= 0.0) {
         err("workload", "`workload` needs `keys` > 0, `zipf_s` >= 0 and `input_tokens` [min, max] with min <= max".into());
     }
+    if let Some((inner, message)) = w.output_tokens.problem() {
+        err(&format!("workload.output_tokens.{inner}"), message);
+    }
+    let [out_lo, out_hi] = w.output_tokens.bounds();
+    if out_lo > out_hi {
+        err(
+            "workload.output_tokens",
+            "`output_tokens` [min, max] needs min <= max".into(),
+        );
+    }
     // Bounds that keep a run's memory and arithmetic finite.
-    if w.keys > 10_000_000 || in_hi > 1_000_000_000 || w.output_tokens > 1_000_000 {
+    if w.keys > 10_000_000 || in_hi > 1_000_000_000 || out_hi > 1_000_000 {
         err(
             "workload",
             "`workload` is too large: at most 10 000 000 keys, 10^9 input and 10^6 output tokens"

@@ -67,10 +67,13 @@ pub fn normal(rng: &mut impl Rng) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
-/// A scenario's size: `[min, max]` or a law.
+/// A scenario's size: a whole number, `[min, max]` or a law.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Sizes {
+    /// Always this size (no draw): the synthetic workload's
+    /// `output_tokens` as it was first written.
+    Fixed(u64),
     /// Uniform over `min..=max` (whole tokens; a draw only when max > min).
     Range([u64; 2]),
     Law(Dist),
@@ -87,6 +90,7 @@ impl Sizes {
     /// when min = max), so scenarios written with it keep their plans.
     pub fn draw(&self, rng: &mut impl Rng) -> u64 {
         match self {
+            Sizes::Fixed(n) => *n,
             Sizes::Range([lo, hi]) if hi > lo => rng.random_range(*lo..=*hi),
             Sizes::Range([lo, _]) => *lo,
             Sizes::Law(d) => draw(d, rng),
@@ -98,6 +102,7 @@ impl Sizes {
     pub fn bounds(&self) -> [u64; 2] {
         let whole = |v: f64| (v.round() as u64).max(1);
         match *self {
+            Sizes::Fixed(n) => [n, n],
             Sizes::Range(range) => range,
             Sizes::Law(Dist::Constant { value }) => [whole(value); 2],
             Sizes::Law(Dist::Uniform { min, max }) => {
@@ -173,6 +178,8 @@ mod tests {
         assert_eq!(ln(None, 400.4).bounds(), [1, 400]);
         assert_eq!(ln(Some(50.0), 400.0).bounds(), [50, 400]);
         assert_eq!(Sizes::Range([3, 9]).bounds(), [3, 9]);
+        assert_eq!(Sizes::Fixed(7).bounds(), [7, 7]);
+        assert_eq!(Sizes::Fixed(7).problem(), None);
         let c = Sizes::Law(Dist::Constant { value: 0.2 });
         assert_eq!(c.bounds(), [1, 1]);
         assert_eq!(ln(Some(500.0), 400.0).problem().map(|p| p.0), Some("min"));

@@ -20,7 +20,9 @@ pub struct WorkloadSpec {
     /// Each key's input size, drawn once per key: `[min, max]` uniform,
     /// or a size law ([`Sizes`]).
     pub input_tokens: Sizes,
-    pub output_tokens: u64,
+    /// Each request's reply size: a whole number (no draw, as first
+    /// written), `[min, max]` or a size law, drawn per request.
+    pub output_tokens: Sizes,
     /// Gives each key a fixed chain of ceil(input / block_tokens) blocks of
     /// its own, for engine v2; absent = no blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,7 +43,7 @@ impl WorkloadSpec {
             keys: 768,
             zipf_s: 0.0,
             input_tokens: Sizes::Range([6_661, 6_661]),
-            output_tokens: 256,
+            output_tokens: Sizes::Fixed(256),
             block_tokens: None,
             arrival: None,
             hot_set: None,
@@ -97,11 +99,14 @@ pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> P
             let router = pick(&router_cdf, rng.random::<f64>());
             let jitter_ms = uniform(rng, [0.0, shape.ttft_jitter_ms]);
             let decode_tps = uniform(rng, shape.decode_tps);
+            // Last, and no draw for a fixed size: a plan written before
+            // reply sizes could vary draws as it did.
+            let output = spec.output_tokens.draw(rng);
             requests.push(PlannedRequest {
                 arrival: from_secs(t),
                 key: key as u32,
                 input: sizes.get(key).copied().unwrap_or(in_lo),
-                output: spec.output_tokens,
+                output,
                 router: router as u32,
                 jitter_ms,
                 decode_tps,

@@ -146,6 +146,78 @@ fn a_closed_loop_sends_each_request_when_a_place_frees() {
 }
 
 #[test]
+fn reply_sizes_follow_their_law_per_request() {
+    let outputs = |size: Value| -> Vec<u64> {
+        let mut v = fleet();
+        v["measure_s"] = json!(400);
+        v["workload"]["output_tokens"] = size;
+        let mut p = prepared(&v.to_string());
+        p.settings.keep_detail = true;
+        let r = run_one(&p, "rr", 10.0, 1);
+        r.detail
+            .expect("detail")
+            .requests
+            .iter()
+            .map(|q| q.output)
+            .collect()
+    };
+    // A whole number is every reply's size, and draws nothing: the plan
+    // is the one written before replies could vary.
+    assert!(outputs(json!(1)).iter().all(|&o| o == 1));
+    assert_eq!(sent(&fleet(), 10.0).len(), 96);
+    // [1, 9]: uniform over 9 values, mean 5 (sd 2.58 over ~4 000 draws:
+    // the mean within 0.2).
+    let uniform = outputs(json!([1, 9]));
+    let n = uniform.len() as f64;
+    assert!(n > 3_800.0, "{n}");
+    let mean = uniform.iter().sum::<u64>() as f64 / n;
+    assert!((mean - 5.0).abs() < 0.2, "{mean}");
+    assert!((1..=9).all(|k| uniform.contains(&k)));
+    assert!(uniform.iter().all(|&o| (1..=9).contains(&o)));
+    // stargate's lognormal: median 4, capped at 20.
+    let mut ln =
+        outputs(json!({"distribution": "lognormal", "mean": 4, "sigma": 0.8, "p99_cap": 20}));
+    ln.sort_unstable();
+    assert_eq!(ln[ln.len() / 2], 4);
+    assert_eq!(ln.last().copied(), Some(20));
+}
+
+#[test]
+fn bad_reply_sizes_are_diagnostics_at_their_keys() {
+    let problems = |size: Value| -> Vec<(String, String)> {
+        let mut v = fleet();
+        v["workload"]["output_tokens"] = size;
+        let text = serde_json::to_string_pretty(&v).expect("json");
+        let r = load("sizes.json", &text).expect_err("bad size");
+        r.diagnostics
+            .iter()
+            .map(|d| {
+                (
+                    d.code.as_str().to_owned(),
+                    text[d.span.start..d.span.end].to_owned(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        problems(json!([9, 1])),
+        [("invalid_value".into(), "\"output_tokens\"".into())]
+    );
+    assert_eq!(
+        problems(json!({"distribution": "lognormal", "mean": 4, "sigma": -1, "p99_cap": 20})),
+        [("invalid_value".into(), "-1".into())]
+    );
+    assert_eq!(
+        problems(json!(2_000_000)),
+        [("invalid_value".into(), "\"workload\"".into())]
+    );
+    assert_eq!(
+        problems(json!("256")),
+        [("invalid_type".into(), "\"256\"".into())]
+    );
+}
+
+#[test]
 fn bad_laws_are_diagnostics_at_their_keys() {
     let mut v = fleet();
     v["workload"]["arrival"] = json!({"law": "bursti"});

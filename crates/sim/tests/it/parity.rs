@@ -7,6 +7,7 @@
 use crate::repo;
 use crate::support::{prepared, run_one};
 use routex::diag::Code;
+use routex_sim::conversations::Sizes;
 use routex_sim::engine::V3;
 use routex_sim::pylon::TpsMode;
 use routex_sim::scenario::load;
@@ -92,8 +93,8 @@ fn the_scenario_holds_every_parameter_of_the_parity_scenario() {
     // 768 sessions of 6 661 input and 256 output tokens, uniform.
     let w = f.workload.as_ref().expect("synthetic workload");
     assert_eq!(
-        (w.keys, w.zipf_s, &w.input_tokens, w.output_tokens),
-        (768, 0.0, &[6661, 6661].into(), 256)
+        (w.keys, w.zipf_s, &w.input_tokens, &w.output_tokens),
+        (768, 0.0, &[6661, 6661].into(), &Sizes::Fixed(256))
     );
     // The three policies, in this order, with their exact fields.
     let names: Vec<_> = p.policies.iter().map(|x| x.name.as_str()).collect();
