@@ -6,7 +6,7 @@ use crate::human;
 use routex::diag::Report;
 use routex_sim::scenario::{self, Prepared};
 use routex_sim::WaitMode;
-use routex_sim::{output, plot, shard, sweep, timeline_plot};
+use routex_sim::{output, results, shard, sweep};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -351,22 +351,9 @@ fn write_files(
     runs: &[sweep::RunOutput],
     incomplete: bool,
 ) -> std::io::Result<()> {
-    let summary = if incomplete {
-        output::summary_json_incomplete(prepared, mode, runs)
-    } else {
-        output::summary_json(prepared, mode, runs)
-    };
-    std::fs::write(dir.join("summary.json"), summary)?;
-    std::fs::write(dir.join("summary.csv"), output::summary_csv(prepared, runs))?;
-    std::fs::write(
-        dir.join("timeseries.csv"),
-        output::timeseries_csv(prepared, runs),
-    )?;
-    std::fs::write(dir.join("plot.svg"), plot::svg(prepared, runs))?;
-    std::fs::write(
-        dir.join("backends.csv"),
-        output::backends_csv(prepared, runs),
-    )?;
-    std::fs::write(dir.join("backends.svg"), timeline_plot::svg(prepared, runs))?;
+    let files = results::contents(prepared, mode, runs, incomplete);
+    for (name, text) in results::FILES.iter().zip(files) {
+        std::fs::write(dir.join(name), text)?;
+    }
     Ok(())
 }

@@ -29,6 +29,7 @@ pub mod bench;
 pub mod capacity;
 pub mod output;
 pub mod plot;
+pub mod results;
 pub mod scenario;
 pub mod shard;
 pub mod sweep;

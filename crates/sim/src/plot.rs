@@ -279,7 +279,8 @@ pub fn svg(p: &Prepared, runs: &[RunOutput]) -> String {
     svg
 }
 
-fn escape(s: &str) -> String {
+/// `s` as SVG text.
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -8,7 +8,7 @@
 //! `plot.svg`, so the bytes depend only on the numbers.
 
 use super::metrics::BIN_US;
-use super::plot::{tick_step, COLORS};
+use super::plot::{escape, tick_step, COLORS};
 use super::scenario::Prepared;
 use super::sweep::RunOutput;
 use super::time::US_PER_S;
@@ -196,10 +196,4 @@ pub fn svg(p: &Prepared, runs: &[RunOutput]) -> String {
     );
     svg.push_str("</svg>\n");
     svg
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

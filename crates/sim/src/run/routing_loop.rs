@@ -2,7 +2,7 @@
 //! the router's [`SimRouter`](crate::routers::SimRouter), the routing
 //! loop's waits (or fast mode's parks), dispatch and queue-mismatch returns.
 
-use super::Sim;
+use super::{Sim, SimSettings};
 use crate::events::{Event, ReqId};
 use crate::metrics::Outcome;
 use crate::park::WaitMode;
@@ -10,6 +10,7 @@ use crate::pylon::expected_queue_ms;
 use crate::routers::Ask;
 use crate::time::to_duration;
 use crate::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
+use crate::workload::{Plan, PlannedRequest};
 use routex::balancer::has_capacity;
 use routex::balancer::{classify_session, Request};
 
@@ -106,13 +107,6 @@ impl Sim<'_> {
         let ask = Ask {
             id: i,
             request: Request {
-                model: &self.s.model,
-                // A blank routing key is an absent one (docs/stargate.md 1.1).
-                routing_key: Some(self.s.routing_key.as_str()).filter(|k| !k.trim().is_empty()),
-                cache_affinity_key: self.plan.key_names.get(p.key as usize).map(String::as_str),
-                input_tokens: Some(p.input),
-                priority: 0,
-                request_slo_ms: Some(self.s.request_slo_ms),
                 elapsed: to_duration(self.now - p.arrival),
                 excluded,
                 last_cluster_id: st
@@ -120,6 +114,7 @@ impl Sim<'_> {
                     .and_then(|b| ids.get(b as usize))
                     .map(|c| c.id.as_str()),
                 session: st.session,
+                ..first_attempt(self.s, &self.plan, &p)
             },
             blocks: self.plan.blocks_of(&p),
             block_tokens: self.plan.block_tokens,
@@ -278,5 +273,26 @@ impl Sim<'_> {
             let router = self.plan.requests[i as usize].router as usize;
             self.routers[router].finished(i, st.backend as usize);
         }
+    }
+}
+
+/// Planned request `p` as its client first sends it: the scenario's model,
+/// routing key and SLO, the request's affinity key and input; no time
+/// elapsed, nothing excluded, no session. Each attempt (and the warm
+/// start's decisions) starts from it.
+pub(super) fn first_attempt<'a>(
+    s: &'a SimSettings,
+    plan: &'a Plan,
+    p: &PlannedRequest,
+) -> Request<'a> {
+    Request {
+        model: &s.model,
+        // A blank routing key is an absent one (docs/stargate.md 1.1).
+        routing_key: Some(s.routing_key.as_str()).filter(|k| !k.trim().is_empty()),
+        cache_affinity_key: plan.key_names.get(p.key as usize).map(String::as_str),
+        input_tokens: Some(p.input),
+        priority: 0,
+        request_slo_ms: Some(s.request_slo_ms),
+        ..Request::default()
     }
 }

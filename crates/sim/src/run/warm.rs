@@ -12,12 +12,12 @@
 //! draw from a stream of their own (the LB stream one past the last
 //! router's), so the routers' own streams start as in a cold run.
 
+use super::routing_loop::first_attempt;
 use super::Sim;
 use crate::engine::Job;
 use crate::rng::{stream, Stream};
 use crate::routers::Ask;
-use routex::balancer::{Decision, Request};
-use std::time::Duration;
+use routex::balancer::Decision;
 
 impl Sim<'_> {
     pub(super) fn warm_start(&mut self, seed: u64) {
@@ -37,18 +37,7 @@ impl Sim<'_> {
             let router = p.router as usize;
             let ask = Ask {
                 id: i as u32,
-                request: Request {
-                    model: &self.s.model,
-                    routing_key: Some(self.s.routing_key.as_str()).filter(|k| !k.trim().is_empty()),
-                    cache_affinity_key: self.plan.key_names.get(p.key as usize).map(String::as_str),
-                    input_tokens: Some(p.input),
-                    priority: 0,
-                    request_slo_ms: Some(self.s.request_slo_ms),
-                    elapsed: Duration::ZERO,
-                    excluded: &[],
-                    last_cluster_id: None,
-                    session: None,
-                },
+                request: first_attempt(self.s, &self.plan, &p),
                 blocks: self.plan.blocks_of(&p),
                 block_tokens: self.plan.block_tokens,
                 now: 0,

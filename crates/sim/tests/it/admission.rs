@@ -4,7 +4,7 @@
 //! bad entries are diagnostics at their keys.
 
 use super::fleets::listing;
-use super::support::{input, prepared};
+use super::support::{input, prepared, snapshot_settings};
 use routex_sim::scenario::load;
 use routex_sim::sweep;
 use serde_json::{json, Value};
@@ -110,8 +110,5 @@ fn bad_entries_are_diagnostics_at_their_keys() {
     let values = load("s.json", &text).expect_err("values");
     out.push_str("---\n");
     out.push_str(&listing(&text, &values.diagnostics));
-    let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../snapshots/sim");
-    s.set_prepend_module_to_snapshot(false);
-    s.bind(|| insta::assert_snapshot!("admission_bad_inputs", out));
+    snapshot_settings().bind(|| insta::assert_snapshot!("admission_bad_inputs", out));
 }

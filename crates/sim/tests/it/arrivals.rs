@@ -4,7 +4,7 @@
 //! diagnostics of bad laws.
 
 use super::fleets::{fleet, listing};
-use super::support::{prepared, run_one};
+use super::support::{prepared, run_one, snapshot_settings};
 use routex_sim::scenario::load;
 use serde_json::{json, Value};
 
@@ -247,9 +247,7 @@ fn bad_laws_are_diagnostics_at_their_keys() {
     let values = load("arrivals.json", &text).expect_err("bad steps");
     out.push_str("---\n");
     out.push_str(&listing(&text, &values.diagnostics));
-    let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../snapshots/sim");
-    s.set_prepend_module_to_snapshot(false);
+    let mut s = snapshot_settings();
     s.set_omit_expression(true);
     s.bind(|| insta::assert_snapshot!("arrival_bad_inputs", out));
 }

@@ -3,7 +3,7 @@
 //! laws, the start rate, retries then abandonment, determinism, the
 //! example, and bad inputs.
 
-use super::support::{input, prepared, run_one};
+use super::support::{input, prepared, run_one, snapshot_settings};
 use routex::diag::line_column;
 use routex_sim::conversations::{
     draw_exponential, draw_turns, plan, prompts, ConversationSpec, PlanShape, Prompt, Sizes,
@@ -530,13 +530,6 @@ fn with_conversations(object: &str) -> String {
         &text[..start],
         &text[end..]
     )
-}
-
-fn snapshot_settings() -> insta::Settings {
-    let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../snapshots/sim");
-    s.set_prepend_module_to_snapshot(false);
-    s
 }
 
 #[test]

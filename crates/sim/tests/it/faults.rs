@@ -4,7 +4,7 @@
 //! request holds its backend exactly 1 s).
 
 use super::fleets::{assert_saturated, fleet, listing, served_by};
-use super::support::{prepared, run_one};
+use super::support::{prepared, run_one, snapshot_settings};
 use routex_sim::fleet::{Fault, FaultAction, Trigger};
 use routex_sim::scenario::load;
 use serde_json::json;
@@ -156,10 +156,7 @@ fn bad_faults_are_diagnostics_at_their_keys() {
     let values = load("fleet.json", &text).expect_err("values");
     out.push_str("---\n");
     out.push_str(&listing(&text, &values.diagnostics));
-    let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../snapshots/sim");
-    s.set_prepend_module_to_snapshot(false);
-    s.bind(|| insta::assert_snapshot!("fault_bad_inputs", out));
+    snapshot_settings().bind(|| insta::assert_snapshot!("fault_bad_inputs", out));
 }
 
 /// examples/scenario-fault-slow-down.json in quick form (seed 1, 30 s

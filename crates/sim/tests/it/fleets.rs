@@ -3,7 +3,7 @@
 //! backends seen through the core's candidate view, registration rates,
 //! and the diagnostics of bad profiles.
 
-use super::support::{prepared, run_one};
+use super::support::{prepared, run_one, snapshot_settings};
 use routex::router::{BackendStats, CandidateView};
 use routex_sim::pylon::{topology_view, StatsReport};
 use routex_sim::scenario::load;
@@ -273,10 +273,7 @@ fn bad_profiles_and_clusters_are_diagnostics_at_their_keys() {
     let values = load("fleet.json", &text).expect_err("bad values");
     out.push_str("---\n");
     out.push_str(&listing(&text, &values.diagnostics));
-    let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../snapshots/sim");
-    s.set_prepend_module_to_snapshot(false);
-    s.bind(|| insta::assert_snapshot!("fleet_bad_inputs", out));
+    snapshot_settings().bind(|| insta::assert_snapshot!("fleet_bad_inputs", out));
 }
 
 /// One line per diagnostic: code, line:column, the text it points at,

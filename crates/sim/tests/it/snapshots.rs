@@ -3,17 +3,10 @@
 //! summary.json of one tiny run. Every figure is deterministic, so a
 //! changed snapshot means changed simulator behaviour.
 
-use super::support::small;
+use super::support::{small, snapshot_settings};
 use routex_sim::scenario::Prepared;
 use routex_sim::WaitMode;
 use routex_sim::{output, sweep};
-
-fn settings() -> insta::Settings {
-    let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../snapshots/sim");
-    s.set_prepend_module_to_snapshot(false);
-    s
-}
 
 fn short(mode: WaitMode) -> Prepared {
     let mut p = small();
@@ -32,13 +25,13 @@ fn table(p: &Prepared) -> String {
 #[test]
 fn result_table_faithful() {
     let t = table(&short(WaitMode::Faithful));
-    settings().bind(|| insta::assert_snapshot!("table_faithful", t));
+    snapshot_settings().bind(|| insta::assert_snapshot!("table_faithful", t));
 }
 
 #[test]
 fn result_table_fast() {
     let t = table(&short(WaitMode::Fast));
-    settings().bind(|| insta::assert_snapshot!("table_fast", t));
+    snapshot_settings().bind(|| insta::assert_snapshot!("table_fast", t));
 }
 
 #[test]
@@ -48,5 +41,5 @@ fn summary_json_of_one_guard_run() {
     p.file.rates_rps = vec![8.0];
     let runs = sweep::sweep(&p, 1, &mut |_, _| {});
     let json = output::summary_json(&p, p.settings.mode.name(), &runs);
-    settings().bind(|| insta::assert_snapshot!("summary_guard_8rps", json));
+    snapshot_settings().bind(|| insta::assert_snapshot!("summary_guard_8rps", json));
 }

@@ -43,3 +43,12 @@ pub fn run_one(p: &Prepared, policy: &str, rate: f64, seed: u64) -> RunResult {
         .kind;
     run(&p.settings, kind, rate, seed)
 }
+
+/// insta's settings for the simulator's snapshots: `snapshots/sim/` at
+/// the repository root, named without the module.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("../../../../snapshots/sim");
+    s.set_prepend_module_to_snapshot(false);
+    s
+}

@@ -2,6 +2,7 @@
 //! byte the files of an unsharded run, whatever the thread counts.
 
 use routex_cli::sim::{run, MergeArgs, RunArgs, ScenarioArgs, SimArgs, SimCommand};
+use routex_sim::results::FILES;
 use routex_sim::shard::Shard;
 use std::path::{Path, PathBuf};
 
@@ -42,15 +43,6 @@ fn merge_args(out: &Path, shards: Vec<PathBuf>, seed: u64) -> SimArgs {
         }),
     }
 }
-
-const FILES: [&str; 6] = [
-    "summary.json",
-    "summary.csv",
-    "timeseries.csv",
-    "backends.csv",
-    "plot.svg",
-    "backends.svg",
-];
 
 #[test]
 fn merged_shards_are_the_unsharded_files() {

@@ -281,14 +281,7 @@ fn the_documented_job_array_merges_to_the_unsharded_files() {
         .output()
         .expect("run routex");
     assert!(direct.status.success(), "{}", text(&direct));
-    for file in [
-        "summary.json",
-        "summary.csv",
-        "timeseries.csv",
-        "backends.csv",
-        "plot.svg",
-        "backends.svg",
-    ] {
+    for file in routex_sim::results::FILES {
         let merged = std::fs::read(work.join("results/merged").join(file)).expect(file);
         let unsharded = std::fs::read(work.join("direct").join(file)).expect(file);
         assert!(merged == unsharded, "{file} differs from the unsharded run");
