@@ -311,7 +311,8 @@ impl Balancer {
     /// [`Balancer::decide`] over a candidate list the caller names: `ids`
     /// must change whenever the ids or order of `clusters` do (see
     /// [`Membership`]). The decision is the same as `decide`'s; the ranking
-    /// cache then checks the name instead of comparing every id.
+    /// cache and the wait-and-widen ring then check the name instead of
+    /// comparing every id.
     pub fn decide_named(
         &self,
         request: &Request<'_>,
@@ -354,7 +355,7 @@ impl Balancer {
                 power_of_n::decide(s, request, clusters, rng, &mut scratch.members),
                 None,
             ),
-            Kind::WaitAndWiden(b) => b.decide(request, clusters, rng, scratch),
+            Kind::WaitAndWiden(b) => b.decide(request, clusters, ids, rng, scratch),
             Kind::RoundRobin(b) => (b.decide(request, clusters), None),
             Kind::Random => (random::decide(request, clusters, rng), None),
             Kind::Pulsar(b) => (b.decide(request, clusters, ids, scratch), None),

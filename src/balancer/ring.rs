@@ -17,7 +17,7 @@
 use super::fifo::{FifoMap, CAPACITY, MAX_CACHED_KEY_BYTES};
 use super::hash;
 use super::target::TargetKey;
-use super::{ClusterSnapshot, Request, Scratch};
+use super::{ClusterSnapshot, Membership, Request, Scratch};
 use crate::sync::Pool;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -159,11 +159,14 @@ impl Ring {
     /// `key`: min(k, distinct clusters) members, primary first. Also finds
     /// `find`'s candidate position through the ring key's id index while
     /// it is read anyway (as `Ranker::rank_finding` does): `None` when the
-    /// index could not say.
+    /// index could not say. `ids` names the candidate list when the caller
+    /// keeps one: a current ring then skips the compare of every id.
+    #[allow(clippy::too_many_arguments)]
     pub fn group_finding(
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
         key: &str,
         k: u64,
         find: Option<&str>,
@@ -184,7 +187,7 @@ impl Ring {
             let Some(state) = state else {
                 return Some(false);
             };
-            if !state.target.matches(request, clusters, None, |_| None) {
+            if !state.target.matches_unweighted(request, clusters, ids) {
                 return Some(false);
             }
             let cached = state.groups.get(key);
@@ -221,15 +224,19 @@ impl Ring {
                 return false;
             };
             let mut built = false;
-            if !state.target.matches(request, clusters, None, |_| None) {
-                state.target.set(request, clusters, None, |_| None);
+            if !state.target.matches_unweighted(request, clusters, ids) {
+                state.target.set(request, clusters, ids, |_| None);
                 self.build(state, request, clusters, bytes);
                 state.groups.clear();
                 built = true;
-            } else if !walked && state.hashes.is_empty() && !clusters.is_empty() {
-                // Evicted points: the same ring again, the groups stay.
-                self.build(state, request, clusters, bytes);
-                built = true;
+            } else {
+                // The ids compared equal: they now go by the caller's name.
+                state.target.name(ids);
+                if !walked && state.hashes.is_empty() && !clusters.is_empty() {
+                    // Evicted points: the same ring again, the groups stay.
+                    self.build(state, request, clusters, bytes);
+                    built = true;
+                }
             }
             if !walked {
                 let keypoint = self.keypoint(request, key, bytes);
@@ -355,7 +362,7 @@ mod tests {
             ..Request::default()
         };
         let mut scratch = Scratch::default();
-        ring.group_finding(&request, clusters, key, 3, None, &mut scratch);
+        ring.group_finding(&request, clusters, None, key, 3, None, &mut scratch);
         scratch.members.clone()
     }
 

@@ -70,6 +70,30 @@ impl TargetKey {
         true
     }
 
+    /// [`TargetKey::matches`] for a key set without weights (the ring's,
+    /// set with `|_| None`): a named list is trusted without a pass over
+    /// the candidates.
+    pub fn matches_unweighted(
+        &self,
+        request: &Request<'_>,
+        clusters: &[ClusterSnapshot],
+        membership: Option<Membership>,
+    ) -> bool {
+        if !self.valid
+            || self.routing_key.as_deref() != request.routing_key
+            || self.model != request.model
+            || self.ids.len() != clusters.len()
+        {
+            return false;
+        }
+        (membership.is_some() && membership == self.membership)
+            || self
+                .ids
+                .iter()
+                .zip(clusters)
+                .all(|(id, c)| id.as_bytes() == c.id.as_bytes())
+    }
+
     pub fn set(
         &mut self,
         request: &Request<'_>,

@@ -8,7 +8,7 @@ use super::bucket::{self, Compare, Outcome, Phase};
 use super::estimate;
 use super::ring::Ring;
 use super::session::Session;
-use super::{min_wait, Choice, ClusterSnapshot, Decision, Request, Scratch};
+use super::{min_wait, Choice, ClusterSnapshot, Decision, Membership, Request, Scratch};
 use crate::ir::WaitAndWidenSettings;
 use rand::RngCore;
 use std::time::Duration;
@@ -59,15 +59,17 @@ impl WaitAndWiden {
         clusters: &[ClusterSnapshot],
         scratch: &mut Scratch,
     ) -> bool {
-        self.group_finding(request, clusters, None, scratch).0
+        self.group_finding(request, clusters, None, None, scratch).0
     }
 
     /// [`WaitAndWiden::group`], also finding `find` through the ring's id
-    /// index (see `Ring::group_finding`).
+    /// index (see `Ring::group_finding`); `ids` names the candidate list
+    /// when the caller keeps one.
     fn group_finding(
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
         find: Option<&str>,
         scratch: &mut Scratch,
     ) -> (bool, Option<Option<usize>>) {
@@ -78,7 +80,7 @@ impl WaitAndWiden {
             (Some(key), Some(k)) if k > 0 => {
                 let found = self
                     .ring
-                    .group_finding(request, clusters, key, k, find, scratch);
+                    .group_finding(request, clusters, ids, key, k, find, scratch);
                 (true, found)
             }
             _ => (false, None),
@@ -93,6 +95,7 @@ impl WaitAndWiden {
         &self,
         request: &Request<'_>,
         clusters: &[ClusterSnapshot],
+        ids: Option<Membership>,
         rng: &mut dyn RngCore,
         scratch: &mut Scratch,
     ) -> (Decision, Option<Session>) {
@@ -108,7 +111,7 @@ impl WaitAndWiden {
             .then(|| Session::pending(request))
             .flatten();
         let hint = pending.and_then(|p| p.hint);
-        let (grouped, found) = self.group_finding(request, clusters, hint, scratch);
+        let (grouped, found) = self.group_finding(request, clusters, ids, hint, scratch);
         let session = pending.map(|p| p.resolve(clusters, found));
         (
             self.decide_grouped(request, clusters, grouped, session, rng, scratch),

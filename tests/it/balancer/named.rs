@@ -1,12 +1,13 @@
 //! `Balancer::decide_named`: a named candidate list takes the ranking
-//! cache's id check off the hit path and changes no decision; a new name
-//! (ids changed) and a changed weight under the same name both re-rank.
+//! cache's and the wait-and-widen ring's id check off the hit path and
+//! changes no decision; a new name (ids changed) and a changed weight under
+//! the same name both re-rank.
 
-use super::{clusters, ms, policy, pulsar, pww, request, selected};
+use super::{clusters, ms, policy, pulsar, pww, request, selected, ww};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::{Balancer, ClusterSnapshot, Decision, Membership, Request, Scratch};
-use routex::ir::{PulsarWaitAndWidenSettings, Settings};
+use routex::ir::{PulsarWaitAndWidenSettings, Settings, WaitAndWidenSettings};
 
 fn slo_pww() -> PulsarWaitAndWidenSettings {
     let mut s = pww();
@@ -15,6 +16,15 @@ fn slo_pww() -> PulsarWaitAndWidenSettings {
     s.bucket.max_queued = 1;
     s.cache_affinity_wait_ms = 50;
     s.band_widen_interval_ms = 50;
+    s
+}
+
+/// Affinity on (a ring group of 2), a 50 ms affinity wait.
+fn affine_ww() -> WaitAndWidenSettings {
+    let mut s = ww();
+    s.cache_affinity_backend_selection_count = Some(2);
+    s.cache_affinity_wait_ms = 50;
+    s.bucket.max_queued = 1;
     s
 }
 
@@ -27,6 +37,8 @@ fn balancers() -> Vec<(&'static str, Balancer, Balancer)> {
     out.push(("pulsar-wait-and-widen", a, b));
     let (a, b) = make(&|| Balancer::legacy_band_walk(&slo_pww(), 0));
     out.push(("legacy-band-walk", a, b));
+    let (a, b) = make(&|| Balancer::new(&policy(Settings::WaitAndWiden(affine_ww()))));
+    out.push(("wait-and-widen", a, b));
     out
 }
 
