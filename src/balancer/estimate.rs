@@ -249,6 +249,19 @@ impl QueueLimit {
             _ => self.without_request_slo,
         }
     }
+
+    /// Whether [`QueueLimit::at`] answers the same at every elapsed from
+    /// `elapsed` on: without a request SLO (the ceiling), with floor =
+    /// ceiling (floor + 0 x phi is the floor), or once the request SLO is
+    /// spent (phi is clamped to 1 from then on).
+    pub fn fixed_from(&self, request_slo_ms: Option<u64>, elapsed: Duration) -> bool {
+        match request_slo_ms {
+            Some(total) if total > 0 => {
+                self.slo.floor_ms == self.slo.ceil_ms || duration_ms(elapsed) >= total as f64
+            }
+            _ => true,
+        }
+    }
 }
 
 /// running / max(max_engine_concurrency, 1).

@@ -325,6 +325,24 @@ impl Balancer {
             .0
     }
 
+    /// Whether an [`Decision::Unavailable`] answer to `request` lasts: the
+    /// same request over the same candidates (ids, order and every
+    /// snapshot field) at any later `elapsed` is answered `Unavailable`
+    /// again, with no random draw and nothing else a later decision reads
+    /// changed. A caller that polls (the simulator's faithful mode) may
+    /// then reuse the answer until its candidates change instead of
+    /// deciding again. True for wait-and-widen and pulsar-wait-and-widen
+    /// unless their queue-SLO limit still moves with elapsed (a request
+    /// SLO stretching the limit from floor to ceiling); false for the
+    /// others, whose answers are not examined this way.
+    pub fn unavailable_lasts(&self, request: &Request<'_>) -> bool {
+        match &self.kind {
+            Kind::WaitAndWiden(b) => b.unavailable_lasts(request),
+            Kind::PulsarWaitAndWiden(b) => b.unavailable_lasts(request),
+            _ => false,
+        }
+    }
+
     /// [`Balancer::decide`], also saying how the decision counted in this
     /// instance's session counts, for the router to add to its own
     /// (src/router/sessions.rs) without classifying the request again.

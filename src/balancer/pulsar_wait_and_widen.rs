@@ -115,6 +115,19 @@ impl PulsarWaitAndWiden {
         )
     }
 
+    /// Whether an `Unavailable` answer to `request` stays the answer at
+    /// every later elapsed over the same candidates (see
+    /// `Balancer::unavailable_lasts`): it needs the affinity phase and the
+    /// open set unavailable (bucketed selection's Unavailable does not
+    /// depend on the unlock clock), the affinity wait over and no band
+    /// left to open, and all of that holds later too; the ranking and the
+    /// no-queue-SLO shortcut do not depend on elapsed. Only a queue-SLO
+    /// limit that moves with elapsed can change it.
+    pub(crate) fn unavailable_lasts(&self, request: &Request<'_>) -> bool {
+        self.queue_limit
+            .is_none_or(|limit| limit.fixed_from(request.request_slo_ms, request.elapsed))
+    }
+
     /// Steps 2-8 over the ranking in `scratch.ranking`.
     fn decide_ranked(
         &self,

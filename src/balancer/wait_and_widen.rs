@@ -119,6 +119,19 @@ impl WaitAndWiden {
         )
     }
 
+    /// Whether an `Unavailable` answer to `request` stays the answer at
+    /// every later elapsed over the same candidates (see
+    /// `Balancer::unavailable_lasts`): bucketed selection answers
+    /// Unavailable exactly when no member is selectable or waitable (has
+    /// capacity, is not excluded, is within the queue-SLO limit and has a
+    /// finite TTFT), which the unlock clock does not enter; the decision
+    /// answers Unavailable only past the affinity wait, where it stays. So
+    /// only a queue-SLO limit that moves with elapsed can change it.
+    pub(crate) fn unavailable_lasts(&self, request: &Request<'_>) -> bool {
+        self.queue_limit
+            .is_none_or(|limit| limit.fixed_from(request.request_slo_ms, request.elapsed))
+    }
+
     /// The decision once `scratch.members` holds the affinity group
     /// (`grouped`; else affinity is off for this request).
     fn decide_grouped(

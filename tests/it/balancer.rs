@@ -7,6 +7,7 @@ mod docs;
 mod estimate;
 #[cfg(feature = "testing")]
 mod hash;
+mod lasting;
 mod legacy;
 mod named;
 #[cfg(feature = "testing")]

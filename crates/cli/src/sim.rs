@@ -237,10 +237,11 @@ fn run_scenario(a: &RunArgs) -> i32 {
     let _ = stdout.write_all(output::LEGEND.as_bytes());
     let requests: u64 = runs.iter().map(|r| r.result.stats.requests).sum();
     let decisions: u64 = runs.iter().map(|r| r.result.stats.decisions).sum();
+    let reused: u64 = runs.iter().map(|r| r.result.stats.decisions_reused).sum();
     let events: u64 = runs.iter().map(|r| r.result.stats.events).sum();
     let _ = stdout.flush();
     eprintln!(
-        "{} runs ({} mode), {requests} simulated requests ({decisions} decisions, {events} events) in {wall:.1} s wall ({:.0} requests/s)",
+        "{} runs ({} mode), {requests} simulated requests ({decisions} decisions, {reused} of them a lasting Unavailable reused; {events} events) in {wall:.1} s wall ({:.0} requests/s)",
         runs.len(),
         prepared.settings.mode.name(),
         requests as f64 / wall.max(1e-9)

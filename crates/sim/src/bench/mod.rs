@@ -459,6 +459,7 @@ fn settings(
         keep_detail: true,
         publish_kv: true,
         warm_start: false,
+        reuse_lasting_unavailable: true,
     }
 }
 

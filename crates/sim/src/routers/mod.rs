@@ -86,6 +86,16 @@ pub trait SimRouter {
         0
     }
 
+    /// Whether an `Unavailable` answer to `ask` lasts: the same request
+    /// over the same view (every snapshot unchanged) would be answered
+    /// `Unavailable` at any later time, with no random draw and no state a
+    /// later decision reads changed (`Balancer::unavailable_lasts`). The
+    /// run loop then reuses it while the view is unchanged. False by
+    /// default: the router is asked every time.
+    fn unavailable_lasts(&self, _ask: &Ask<'_>) -> bool {
+        false
+    }
+
     /// Fast mode: the backends whose view change can wake a request parked
     /// after `ask` (bit b = backend b, see `park::bit`); all by default.
     fn wake_mask(&self, _ask: &Ask<'_>, _view: &[ClusterSnapshot], _scratch: &mut Scratch) -> u64 {
@@ -116,6 +126,10 @@ impl SimRouter for CoreRouter {
 
     fn wake_mask(&self, ask: &Ask<'_>, view: &[ClusterSnapshot], scratch: &mut Scratch) -> u64 {
         wake_mask(self.wake, &self.balancer, view, &ask.request, scratch)
+    }
+
+    fn unavailable_lasts(&self, ask: &Ask<'_>) -> bool {
+        self.balancer.unavailable_lasts(&ask.request)
     }
 
     fn admits(&self, ask: &Ask<'_>, view: &[ClusterSnapshot]) -> bool {

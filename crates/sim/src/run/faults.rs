@@ -75,7 +75,9 @@ impl Sim<'_> {
         }
         self.out_of_view[m] = true;
         for r in 0..self.views.len() {
-            self.views[r].remove_backend(&cluster.id, &topo.members[m].id);
+            if let Some(view) = self.views.get_mut(r) {
+                view.remove_backend(&cluster.id, &topo.members[m].id);
+            }
             self.view_changed(r, c);
         }
     }

@@ -15,6 +15,7 @@ mod routing_loop;
 mod serving;
 mod state;
 mod stats;
+mod views;
 mod warm;
 
 use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
@@ -36,12 +37,13 @@ use super::workload::{Plan, PlanShape, WorkloadSource};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::Scratch;
-use routex::router::{CandidateView, WaitLoop};
+use routex::router::WaitLoop;
 use state::ReqState;
 use stats::ReportSlab;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
+use views::Views;
 
 /// Everything a run needs besides the policy, rate and seed.
 #[derive(Clone, Debug)]
@@ -89,6 +91,12 @@ pub struct SimSettings {
     /// The engines' prefix caches start with each key where the policy
     /// places it on an idle fleet (`warm`); off, every run starts cold.
     pub warm_start: bool,
+    /// A poll whose router answered a lasting `Unavailable` over the view
+    /// as it still is reuses that answer instead of deciding again: the
+    /// same decisions and records, far fewer calls into the router
+    /// (`routing_loop`, docs/simulator.md "The parity scenario's speed").
+    /// On in every scenario; off only to show that it changes nothing.
+    pub reuse_lasting_unavailable: bool,
 }
 
 /// Counters of the run itself, for performance reports and invariants.
@@ -97,6 +105,9 @@ pub struct RunStats {
     pub requests: u64,
     pub events: u64,
     pub decisions: u64,
+    /// Of `decisions`, the lasting `Unavailable` answers reused without
+    /// asking the router (the view unchanged since it answered).
+    pub decisions_reused: u64,
     /// Change-driven publications (each sent to every router).
     pub publications: u64,
     /// ∫ slots in use dt, and Σ slot holding times (Little's law check).
@@ -142,7 +153,7 @@ struct Sim<'a> {
     actions: Vec<Action>,
     /// One per member.
     pylons: Vec<Pylon>,
-    views: Vec<CandidateView>,
+    views: Views,
     /// Reports in flight to the routers; `StatsArrive` events index it.
     reports: ReportSlab,
     routers: Vec<Box<dyn SimRouter>>,
@@ -263,10 +274,12 @@ impl<'a> Sim<'a> {
                 Rc::new(r)
             })
             .collect();
-        let views = (0..topo.routers.len())
-            .map(|r| topology_view(topo, r, &idle))
-            .collect();
         let published_tps = idle.iter().map(|r| r.last_mean_tps).collect();
+        let views = Views::new(
+            (0..topo.routers.len())
+                .map(|r| topology_view(topo, r, &idle))
+                .collect(),
+        );
         let one_way = topo
             .routers
             .iter()

@@ -12,7 +12,7 @@ use crate::time::to_duration;
 use crate::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use crate::workload::{Plan, PlannedRequest};
 use routex::balancer::has_capacity;
-use routex::balancer::{classify_session, Request};
+use routex::balancer::{classify_session, Decision, Request};
 
 impl Sim<'_> {
     pub(super) fn arrive(&mut self, i: ReqId) {
@@ -55,7 +55,7 @@ impl Sim<'_> {
             // classified once, against its router's candidates.
             let p = self.plan.requests[idx];
             let hint = store.last_backend(p.key, self.now);
-            let view = self.views[p.router as usize].snapshots();
+            let view = self.views.snapshots(p.router as usize);
             let id = hint
                 .and_then(|b| view.get(b as usize))
                 .map(|c| c.id.as_str());
@@ -88,7 +88,7 @@ impl Sim<'_> {
         if st.excluded.len() >= backends {
             return self.resolve(i, Outcome::NoRoute); // no retry can succeed
         }
-        let ids = self.views[router].snapshots();
+        let ids = self.views.snapshots(router);
         let mut excluded_buf = [""; 8];
         let excluded_vec: Vec<&str>;
         let excluded: &[&str] = if st.excluded.len() <= excluded_buf.len() {
@@ -119,16 +119,31 @@ impl Sim<'_> {
             blocks: self.plan.blocks_of(&p),
             block_tokens: self.plan.block_tokens,
             now: self.now,
-            membership: self.views[router].membership(),
+            membership: self.views.get(router).membership(),
         };
-        let view = self.views[router].snapshots();
+        let view = self.views.snapshots(router);
         if !self.routers[router].admits(&ask, view) {
             // stargate answers 503 at once: no retry, no decision.
             return self.resolve(i, Outcome::InputWorkRejected);
         }
         self.stats.decisions += 1;
         let decider = &mut self.routers[router];
-        let decision = decider.decide(&ask, view, &mut self.lb_rngs[router], &mut self.scratch);
+        // A poll of a lasting Unavailable over the view it was answered
+        // at, the request's exclusions unchanged: the router would answer
+        // Unavailable again without a draw (`SimRouter::unavailable_lasts`),
+        // so the answer is reused, the same decision at a fraction of the
+        // cost (most of faithful mode's polls above capacity).
+        let asked_at = (self.views.version(router), ask.request.excluded.len());
+        let reuse = self.s.reuse_lasting_unavailable;
+        let decision = if reuse && self.reqs[idx].unavailable_at == Some(asked_at) {
+            self.stats.decisions_reused += 1;
+            Decision::Unavailable
+        } else {
+            let decision = decider.decide(&ask, view, &mut self.lb_rngs[router], &mut self.scratch);
+            let lasts = decision == Decision::Unavailable && decider.unavailable_lasts(&ask);
+            self.reqs[idx].unavailable_at = lasts.then_some(asked_at);
+            decision
+        };
         let elapsed = self.now - p.arrival;
         let choice = if self.s.mode == WaitMode::Fast {
             match fast_after_decision(&self.wait, decision, elapsed, &mut self.infra) {
@@ -165,7 +180,7 @@ impl Sim<'_> {
         if self.s.mode != WaitMode::Fast {
             return;
         }
-        let Some(c) = self.views[router].snapshots().get(backend) else {
+        let Some(c) = self.views.snapshots(router).get(backend) else {
             return;
         };
         if !has_capacity(c, self.wake_limit) {
@@ -194,7 +209,9 @@ impl Sim<'_> {
         // 2.2 step 5), skipping those that answered 429 to this request;
         // none left: the cluster is excluded and the loop decides again.
         let failed = &self.reqs[idx].failed;
-        let picked = self.views[router]
+        let picked = self
+            .views
+            .get(router)
             .pick_backend(backend, |pos| {
                 self.member_at(backend, pos)
                     .is_some_and(|m| !failed.contains(&(m as u32)))
@@ -211,13 +228,18 @@ impl Sim<'_> {
             self.release_at_router(i);
             return self.route(i);
         };
-        let view = &mut self.views[router];
         let expected_queue_ms = if self.routers[router].sends_expected_queue() {
-            view.snapshots().get(backend).and_then(expected_queue_ms)
+            self.views
+                .snapshots(router)
+                .get(backend)
+                .and_then(expected_queue_ms)
         } else {
             None
         };
-        let reservation = view.reserve(backend, position, 0, p.input);
+        let reservation = self
+            .views
+            .get_mut(router)
+            .and_then(|view| view.reserve(backend, position, 0, p.input));
         let st = &mut self.reqs[idx];
         st.dispatched_at = self.now;
         st.backend = backend as u32;
@@ -237,7 +259,11 @@ impl Sim<'_> {
         let idx = i as usize;
         let router = self.plan.requests[idx].router as usize;
         let (backend, reservation) = (self.reqs[idx].backend, self.reqs[idx].reservation);
-        let released = reservation.is_some_and(|r| self.views[router].release(r));
+        let released = reservation.is_some_and(|r| {
+            self.views
+                .get_mut(router)
+                .is_some_and(|view| view.release(r))
+        });
         if released {
             self.view_changed(router, backend as usize);
         }

@@ -55,6 +55,10 @@ pub(super) struct ReqState {
     /// The session's classification, made once when the request is sent
     /// and reused by every attempt (docs/stargate.md 3.10).
     pub(super) session: Option<SessionState>,
+    /// The last decision answered `Unavailable` and the router said it
+    /// lasts: (its view's version, the excluded count) then. A poll that
+    /// finds both unchanged reuses the answer (`routing_loop`).
+    pub(super) unavailable_at: Option<(u64, usize)>,
 }
 
 impl ReqState {
@@ -83,6 +87,7 @@ impl ReqState {
             asked: 0,
             last_backend: None,
             session: None,
+            unavailable_at: None,
         }
     }
 }

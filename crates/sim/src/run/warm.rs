@@ -41,9 +41,9 @@ impl Sim<'_> {
                 blocks: self.plan.blocks_of(&p),
                 block_tokens: self.plan.block_tokens,
                 now: 0,
-                membership: self.views[router].membership(),
+                membership: self.views.get(router).membership(),
             };
-            let view = self.views[router].snapshots();
+            let view = self.views.snapshots(router);
             // A key the policy would not place at once (it waits or finds
             // nothing) stays cold.
             let Decision::Selected(choice) =
@@ -52,7 +52,9 @@ impl Sim<'_> {
                 continue;
             };
             let backend = choice.index;
-            let member = self.views[router]
+            let member = self
+                .views
+                .get(router)
                 .pick_backend(backend, |pos| self.member_at(backend, pos).is_some())
                 .and_then(|pos| self.member_at(backend, pos));
             let Some(m) = member else {

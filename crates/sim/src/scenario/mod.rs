@@ -630,6 +630,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         keep_detail: false,
         publish_kv: false,
         warm_start: f.warm_start,
+        reuse_lasting_unavailable: true,
     }
 }
 

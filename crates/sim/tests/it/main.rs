@@ -21,6 +21,7 @@ mod invariants;
 mod parity;
 mod plot;
 mod publish;
+mod reuse;
 mod robustness;
 mod scenario;
 mod snapshots;
