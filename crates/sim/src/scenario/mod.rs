@@ -5,6 +5,7 @@
 mod admission;
 mod arrival;
 mod base;
+mod classes;
 mod conversations;
 pub mod faults;
 pub mod init;
@@ -821,6 +822,11 @@ mod tests {
                 fraction: 0.1,
                 share: 0.5,
             });
+            w.classes = vec![crate::workload::classes::SizeClass {
+                share: 1.0,
+                input_tokens: Some(law()),
+                output_tokens: Some(law()),
+            }];
         }
         file.trace = Some(TraceSpec {
             path: "t.jsonl".into(),

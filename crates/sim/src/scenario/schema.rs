@@ -205,6 +205,12 @@ const WORKLOAD: &[Field] = &[
     opt("block_tokens", Shape::Nullable(&U64)),
     opt("arrival", Shape::Object(ARRIVAL)),
     opt("hot_set", Shape::Object(HOT_SET)),
+    opt("classes", Shape::List(&Shape::Object(CLASS))),
+];
+const CLASS: &[Field] = &[
+    req("share", NUMBER),
+    opt("input_tokens", Shape::Sizes),
+    opt("output_tokens", Shape::Sizes),
 ];
 /// Each law's own parameters are checked in validate.rs.
 const ARRIVAL: &[Field] = &[

@@ -417,7 +417,7 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
     if let Some((inner, message)) = w.input_tokens.problem() {
         err(&format!("workload.input_tokens.{inner}"), message);
     }
-    let [in_lo, in_hi] = w.input_tokens.bounds();
+    let [in_lo, in_hi] = w.input_bounds();
     match w.block_tokens {
         Some(0) => err("workload.block_tokens", "`block_tokens` must be > 0".into()),
         Some(bt) if u64::from(w.keys).saturating_mul(in_hi.div_ceil(bt)) > MAX_BLOCK_IDS => {
@@ -434,7 +434,7 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
     if let Some((inner, message)) = w.output_tokens.problem() {
         err(&format!("workload.output_tokens.{inner}"), message);
     }
-    let [out_lo, out_hi] = w.output_tokens.bounds();
+    let [out_lo, out_hi] = w.output_bounds();
     if out_lo > out_hi {
         err(
             "workload.output_tokens",
@@ -450,6 +450,7 @@ fn workload(f: &ScenarioFile, err: &mut Err<'_>) {
         );
     }
     super::arrival::check(w, err);
+    super::classes::check(w, err);
 }
 
 /// The trace's settings (its lines are checked as it is read).

@@ -2,11 +2,12 @@
 //! codemap): a [`WorkloadSource`] turns an offered rate and a horizon into
 //! the run's [`Plan`], every request with its arrival, affinity key, sizes,
 //! entry router, engine draws and prefix blocks. The synthetic generator
-//! lives in [`synthetic`] (its arrival laws and hot set in [`arrival`]), the size laws in [`sizes`], trace replay in [`trace`] (Mooncake traces and,
+//! lives in [`synthetic`] (its arrival laws and hot set in [`arrival`], its size classes in [`classes`]), the size laws in [`sizes`], trace replay in [`trace`] (Mooncake traces and,
 //! through [`sessions`], request logs with session ids); every draw comes from the `WORKLOAD` stream, so
 //! every policy sees the same plan.
 
 pub mod arrival;
+pub mod classes;
 pub mod conversation_client;
 pub mod conversations;
 pub mod sessions;

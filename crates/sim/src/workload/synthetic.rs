@@ -4,6 +4,7 @@
 //! prefix blocks per key for engine v2.
 
 use super::arrival::{ArrivalSpec, Arrivals, HotSetSpec};
+use super::classes::{self, KeySizes, SizeClass};
 use super::sizes::Sizes;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
 use crate::time::from_secs;
@@ -34,6 +35,28 @@ pub struct WorkloadSpec {
     /// (`zipf_s` must then be 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_set: Option<HotSetSpec>,
+    /// Size classes of keys (stargate-bench's small and large requests);
+    /// empty: every key has the workload's sizes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<SizeClass>,
+}
+
+impl WorkloadSpec {
+    /// The least and most input a key can get, over every class.
+    pub fn input_bounds(&self) -> [u64; 2] {
+        classes::bounds(
+            &self.input_tokens,
+            self.classes.iter().map(|c| c.input_tokens.as_ref()),
+        )
+    }
+
+    /// The least and most reply a request can get, over every class.
+    pub fn output_bounds(&self) -> [u64; 2] {
+        classes::bounds(
+            &self.output_tokens,
+            self.classes.iter().map(|c| c.output_tokens.as_ref()),
+        )
+    }
 }
 
 impl WorkloadSpec {
@@ -47,6 +70,7 @@ impl WorkloadSpec {
             block_tokens: None,
             arrival: None,
             hot_set: None,
+            classes: Vec::new(),
         }
     }
 }
@@ -83,8 +107,17 @@ fn uniform(rng: &mut impl Rng, [lo, hi]: [f64; 2]) -> f64 {
 /// Draws the whole plan.
 pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> Plan {
     let keys = spec.keys.max(1);
-    let in_lo = spec.input_tokens.bounds()[0];
-    let sizes: Vec<u64> = (0..keys).map(|_| spec.input_tokens.draw(rng)).collect();
+    let laws = KeySizes::new(
+        &spec.input_tokens,
+        &spec.output_tokens,
+        &spec.classes,
+        keys,
+        rng,
+    );
+    let in_lo = spec.input_bounds()[0];
+    let sizes: Vec<u64> = (0..keys as usize)
+        .map(|k| laws.input(k).draw(rng))
+        .collect();
     let (chains, blocks) = key_chains(&sizes, spec.block_tokens);
     let key_cdf = match &spec.hot_set {
         Some(h) => cdf(h.weights(keys)),
@@ -101,7 +134,7 @@ pub fn plan(spec: &WorkloadSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> P
             let decode_tps = uniform(rng, shape.decode_tps);
             // Last, and no draw for a fixed size: a plan written before
             // reply sizes could vary draws as it did.
-            let output = spec.output_tokens.draw(rng);
+            let output = laws.output(key).draw(rng);
             requests.push(PlannedRequest {
                 arrival: from_secs(t),
                 key: key as u32,

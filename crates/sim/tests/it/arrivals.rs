@@ -183,6 +183,66 @@ fn reply_sizes_follow_their_law_per_request() {
 }
 
 #[test]
+fn size_classes_split_the_keys_by_share() {
+    // A quarter of 1 000 keys large (4 000-token prompts, 3-token
+    // replies), the rest the workload's (1 000 and 1).
+    let mut v = fleet();
+    v["measure_s"] = json!(200);
+    v["workload"]["keys"] = json!(1000);
+    v["workload"]["classes"] = json!([
+        {"share": 0.75},
+        {"share": 0.25, "input_tokens": 4000, "output_tokens": 3}
+    ]);
+    let mut p = prepared(&v.to_string());
+    p.settings.keep_detail = true;
+    let log = run_one(&p, "rr", 20.0, 1).detail.expect("detail").requests;
+    let mut large_keys = std::collections::BTreeSet::new();
+    let mut small_keys = std::collections::BTreeSet::new();
+    for q in &log {
+        match (q.input, q.output) {
+            (4_000, 3) => large_keys.insert(q.key),
+            (1_000, 1) => small_keys.insert(q.key),
+            other => panic!("a request of sizes {other:?}"),
+        };
+    }
+    assert!(large_keys.is_disjoint(&small_keys));
+    // Keys drawn by share: 25 % of the keys seen, within 4 standard
+    // deviations of the binomial share.
+    let seen = (large_keys.len() + small_keys.len()) as f64;
+    let share = large_keys.len() as f64 / seen;
+    assert!(
+        (share - 0.25).abs() < 4.0 * (0.25 * 0.75 / seen).sqrt(),
+        "{share} of {seen}"
+    );
+    // Without classes the plan is the one drawn before classes existed.
+    let mut w = fleet();
+    w["workload"]["classes"] = json!([]);
+    assert_eq!(sent(&fleet(), 10.0), sent(&w, 10.0));
+}
+
+#[test]
+fn bad_size_classes_are_diagnostics_at_their_keys() {
+    let mut v = fleet();
+    v["workload"]["classes"] = json!([
+        {"share": 0.5, "input_tokens": [10, 5]},
+        {"share": 0.0},
+        {"share": 0.3, "output_tokens": {"distribution": "lognormal", "mean": 4, "sigma": -1, "p99_cap": 20}}
+    ]);
+    let text = serde_json::to_string_pretty(&v).expect("json");
+    let r = load("classes.json", &text).expect_err("bad classes");
+    let messages: Vec<&str> = r.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "`input_tokens` [min, max] needs min <= max",
+            "`share` (the class's share of the keys) must be above 0 and at most 1",
+            "`sigma` must be a number >= 0, got -1",
+            "the classes' shares add up to 0.8, not 1",
+        ]
+    );
+}
+
+#[test]
 fn bad_reply_sizes_are_diagnostics_at_their_keys() {
     let problems = |size: Value| -> Vec<(String, String)> {
         let mut v = fleet();
