@@ -45,6 +45,16 @@ impl TargetKey {
         self.index.as_ref()?.position(clusters, id, likely)
     }
 
+    /// The request's target and the list's length are this key's: what
+    /// both match tests check before the candidates.
+    #[inline]
+    fn same_target(&self, request: &Request<'_>, candidates: usize) -> bool {
+        self.valid
+            && self.routing_key.as_deref() == request.routing_key
+            && self.model == request.model
+            && self.ids.len() == candidates
+    }
+
     pub fn matches(
         &self,
         request: &Request<'_>,
@@ -52,11 +62,7 @@ impl TargetKey {
         membership: Option<Membership>,
         weight: impl Fn(&ClusterSnapshot) -> Option<u64>,
     ) -> bool {
-        if !self.valid
-            || self.routing_key.as_deref() != request.routing_key
-            || self.model != request.model
-            || self.ids.len() != clusters.len()
-        {
+        if !self.same_target(request, clusters.len()) {
             return false;
         }
         // This runs on every ranking-cache hit (once per decision of the
@@ -79,11 +85,7 @@ impl TargetKey {
         clusters: &[ClusterSnapshot],
         membership: Option<Membership>,
     ) -> bool {
-        if !self.valid
-            || self.routing_key.as_deref() != request.routing_key
-            || self.model != request.model
-            || self.ids.len() != clusters.len()
-        {
+        if !self.same_target(request, clusters.len()) {
             return false;
         }
         (membership.is_some() && membership == self.membership)

@@ -5,20 +5,14 @@
 //! while most polls of an overloaded run are reused.
 
 use super::support::{input, prepared};
-use routex_sim::run::{run, RunResult};
+use routex_sim::run::RunResult;
 use routex_sim::scenario::Prepared;
 
 /// Runs `policy` of `p` at 18 RPS, seed 1, with the reuse on or off.
 fn once(p: &Prepared, policy: &str, reuse: bool) -> RunResult {
     let mut settings = p.settings.clone();
     settings.reuse_lasting_unavailable = reuse;
-    let kind = &p
-        .policies
-        .iter()
-        .find(|x| x.name == policy)
-        .unwrap_or_else(|| panic!("no policy {policy}"))
-        .kind;
-    run(&settings, kind, 18.0, 1)
+    super::support::run_with(&settings, p, policy, 18.0, 1)
 }
 
 /// The fast-mode check's scenario (six 4-slot backends, about 15 RPS

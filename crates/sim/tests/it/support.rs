@@ -1,6 +1,6 @@
 //! Shared helpers: scenarios from `tests/inputs/sim/` and single runs.
 
-use routex_sim::run::{run, RunResult};
+use routex_sim::run::{run, RunResult, SimSettings};
 use routex_sim::scenario::{load, Prepared, DEFAULT_SCENARIO};
 
 pub fn input(name: &str) -> String {
@@ -34,14 +34,26 @@ pub fn default_with(policies: &[(&str, &str)]) -> Prepared {
 }
 
 /// Runs the named policy of `p` once.
-pub fn run_one(p: &Prepared, policy: &str, rate: f64, seed: u64) -> RunResult {
+pub fn run_one(p: &Prepared, name: &str, rate: f64, seed: u64) -> RunResult {
+    run_with(&p.settings, p, name, rate, seed)
+}
+
+/// Runs the named policy of `p` once under `settings` (a changed copy of
+/// `p`'s).
+pub fn run_with(
+    settings: &SimSettings,
+    p: &Prepared,
+    name: &str,
+    rate: f64,
+    seed: u64,
+) -> RunResult {
     let kind = &p
         .policies
         .iter()
-        .find(|x| x.name == policy)
-        .unwrap_or_else(|| panic!("no policy {policy}"))
+        .find(|x| x.name == name)
+        .unwrap_or_else(|| panic!("no policy {name}"))
         .kind;
-    run(&p.settings, kind, rate, seed)
+    run(settings, kind, rate, seed)
 }
 
 /// insta's settings for the simulator's snapshots: `snapshots/sim/` at
