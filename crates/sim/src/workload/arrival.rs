@@ -124,12 +124,16 @@ pub fn describe(spec: &ArrivalSpec, rate: f64, warmup_s: f64, measure_s: f64) ->
             let span = end / f64::from(steps);
             let step_of = |t: f64| ((t / span) as u32).min(steps - 1);
             let (first, last) = (step_of(warmup_s), step_of(end - 1e-9));
-            let rates: Vec<String> = (0..steps)
-                .map(|k| format!("{:.1}", stair_rate(rate, steps, start, k)))
-                .collect();
+            // Each rate up to a few steps; past that (up to MAX_STEPS) the
+            // line would grow with the steps: the first and last, evenly.
+            let at = |k| format!("{:.1}", stair_rate(rate, steps, start, k));
+            let rates = if steps <= 8 {
+                (0..steps).map(at).collect::<Vec<_>>().join(", ")
+            } else {
+                format!("{} to {}, evenly,", at(0), at(steps - 1))
+            };
             Some(format!(
-                "arrivals at {rate} RPS: stair_step, {steps} steps of {span:.1} s at {} RPS; the measured window spans steps {}-{}: its figures mix their rates (timeseries.csv shows each step)",
-                rates.join(", "),
+                "arrivals at {rate} RPS: stair_step, {steps} steps of {span:.1} s at {rates} RPS; the measured window spans steps {}-{}: its figures mix their rates (timeseries.csv shows each step)",
                 first + 1,
                 last + 1,
             ))
@@ -383,6 +387,18 @@ mod tests {
             describe(&stairs, 200.0, 60.0, 180.0).expect("note"),
             "arrivals at 200 RPS: stair_step, 4 steps of 60.0 s at 50.0, 100.0, 150.0, 200.0 RPS; the measured \
              window spans steps 2-4: its figures mix their rates (timeseries.csv shows each step)"
+        );
+        // Many steps: the first and last rates, not a list as long as
+        // the steps.
+        let many = ArrivalSpec {
+            steps: Some(1_000),
+            start_fraction: Some(0.0),
+            ..law(Law::StairStep)
+        };
+        assert_eq!(
+            describe(&many, 100.0, 0.0, 1_000.0).expect("note"),
+            "arrivals at 100 RPS: stair_step, 1000 steps of 1.0 s at 0.0 to 100.0, evenly, RPS; the \
+             measured window spans steps 1-1000: its figures mix their rates (timeseries.csv shows each step)"
         );
         assert_eq!(describe(&law(Law::Constant), 200.0, 60.0, 180.0), None);
         assert_eq!(describe(&law(Law::Poisson), 200.0, 60.0, 180.0), None);
