@@ -639,9 +639,12 @@ pub fn run_warnings(p: &Prepared, runs: &[RunOutput]) -> Vec<String> {
         .collect();
     if !long.is_empty() {
         out.push(format!(
-            "backends.csv has no rows for {}: their 10 s bins x {} backends pass the {} cells a run keeps",
+            "backends.csv has no rows for {}: their 10 s bins x {} backends pass the {} cells a run of this sweep keeps ({} over its {} runs, at most {} a run)",
             long.join(", "),
             p.settings.topology.members.len(),
+            crate::timeline::cells_per_run(crate::sweep::run_keys(p).len()),
+            crate::timeline::MAX_SWEEP_CELLS,
+            crate::sweep::run_keys(p).len(),
             crate::timeline::MAX_CELLS,
         ));
     }

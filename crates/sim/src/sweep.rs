@@ -76,15 +76,17 @@ pub fn sweep_keys_until(
             out: None,
         })
         .collect();
+    // Every run's timeline is held until the files are written: the
+    // whole matrix (not this slice of it) shares one budget.
+    let timeline_cells = crate::timeline::cells_per_run(run_keys(p).len());
     let work = |&key: &RunKey| {
         let started = Instant::now();
         let policy = &p.policies[key.policy];
-        let result = run(
-            &p.settings_for(policy),
-            &policy.kind,
-            key.rate_rps,
-            key.seed,
-        );
+        let mut settings = p.settings_for(policy);
+        if settings.timeline_cells != timeline_cells {
+            settings.to_mut().timeline_cells = timeline_cells;
+        }
+        let result = run(&settings, &policy.kind, key.rate_rps, key.seed);
         RunOutput {
             key,
             result,

@@ -13,10 +13,23 @@ use crate::metrics::BIN_US;
 use crate::time::Micros;
 use serde::{Deserialize, Serialize};
 
-/// The most (bin, backend) cells one run keeps (about 100 bytes each):
-/// a longer or larger run has no timeline, and a warning says so, rather
-/// than memory that grows with the run.
+/// The most (bin, backend) cells one run keeps (96 bytes each): a longer
+/// or larger run has no timeline, and a warning says so, rather than
+/// memory that grows with the run.
 pub const MAX_CELLS: usize = 200_000;
+
+/// The most cells a whole sweep keeps: every run's timeline is held until
+/// the files are written, so a matrix of many runs shares this budget
+/// (about 96 MB) instead of each run taking [`MAX_CELLS`].
+pub const MAX_SWEEP_CELLS: usize = 1_000_000;
+
+/// The cells each run of a matrix of `runs` runs may keep: its share of
+/// [`MAX_SWEEP_CELLS`], at most [`MAX_CELLS`]. A function of the whole
+/// matrix, not of a shard's slice, so a shard's runs keep what the
+/// unsharded runs keep.
+pub fn cells_per_run(runs: usize) -> usize {
+    (MAX_SWEEP_CELLS / runs.max(1)).min(MAX_CELLS)
+}
 
 /// One backend in one bin.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,18 +118,26 @@ pub(crate) struct Recorder {
     next_boundary: Micros,
     /// Per backend, its stats outages as disjoint intervals in time order.
     outages: Vec<Vec<(Micros, Micros)>>,
-    /// Set when the cells would pass [`MAX_CELLS`]: nothing more is kept.
+    /// The most cells this run keeps ([`cells_per_run`]).
+    max_cells: usize,
+    /// Set when the cells would pass `max_cells`: nothing more is kept.
     full: bool,
 }
 
 impl Recorder {
-    pub(crate) fn new(backends: usize) -> Self {
+    pub(crate) fn new(backends: usize, max_cells: usize) -> Self {
+        let full = backends > max_cells;
         Recorder {
             backends,
-            cells: vec![Cell::default(); backends],
+            cells: if full {
+                Vec::new()
+            } else {
+                vec![Cell::default(); backends]
+            },
             next_boundary: BIN_US,
             outages: vec![Vec::new(); backends],
-            full: backends > MAX_CELLS,
+            max_cells,
+            full,
         }
     }
 
@@ -172,7 +193,7 @@ impl Recorder {
             c.slow_factor = s.slow_factor;
             c.stats_out_us = out;
         }
-        if self.cells.len() + self.backends > MAX_CELLS {
+        if self.cells.len() + self.backends > self.max_cells {
             self.full = true;
             return;
         }
@@ -185,7 +206,7 @@ impl Recorder {
     /// after the horizon (the run's drain) are dropped.
     pub(crate) fn finish(mut self, horizon: Micros, sample: impl Fn(usize) -> Sample) -> Timeline {
         let bins = horizon.div_ceil(BIN_US) as usize;
-        let too_long = bins.saturating_mul(self.backends) > MAX_CELLS;
+        let too_long = bins.saturating_mul(self.backends) > self.max_cells;
         while !self.full && self.cells.len() / self.backends.max(1) <= bins {
             self.close(&sample);
         }
@@ -220,7 +241,7 @@ mod tests {
 
     #[test]
     fn counts_go_to_the_open_bin_and_states_are_sampled_at_its_end() {
-        let mut r = Recorder::new(2);
+        let mut r = Recorder::new(2, MAX_CELLS);
         r.cell(1).expect("open").routed += 1;
         // A 5 s outage from 8 s: 2 s in bin 0, 3 s in bin 1.
         r.outage(0, 8 * 1_000_000, 13 * 1_000_000);
@@ -242,7 +263,7 @@ mod tests {
     #[test]
     fn a_run_past_the_cell_limit_keeps_no_timeline() {
         let backends = MAX_CELLS / 4;
-        let mut r = Recorder::new(backends);
+        let mut r = Recorder::new(backends, MAX_CELLS);
         for _ in 0..5 {
             r.close(sample);
         }
@@ -250,7 +271,24 @@ mod tests {
         assert!(!r.due(Micros::MAX));
         let t = r.finish(50 * 1_000_000, sample);
         assert!(t.too_long && t.cells.is_empty());
-        let t = Recorder::new(2).finish(0, sample);
+        let t = Recorder::new(2, MAX_CELLS).finish(0, sample);
         assert!(!t.too_long && t.cells.is_empty());
+        // More backends than cells: nothing allocated for them.
+        let r = Recorder::new(11, 10);
+        assert!(r.full && r.cells.is_empty());
+    }
+
+    #[test]
+    fn a_sweep_shares_its_budget_and_a_cell_is_96_bytes() {
+        assert_eq!(std::mem::size_of::<Cell>(), 96);
+        assert_eq!(cells_per_run(1), MAX_CELLS);
+        assert_eq!(cells_per_run(5), MAX_CELLS);
+        assert_eq!(cells_per_run(36), 27_777);
+        assert_eq!(cells_per_run(210), 4_761);
+        assert_eq!(cells_per_run(0), MAX_CELLS);
+        // Within budget, whatever the matrix.
+        for runs in [1, 7, 36, 1_000, 1_000_000] {
+            assert!(cells_per_run(runs) * runs <= MAX_SWEEP_CELLS, "{runs}");
+        }
     }
 }

@@ -460,6 +460,7 @@ fn settings(
         publish_kv: true,
         warm_start: false,
         reuse_lasting_unavailable: true,
+        timeline_cells: crate::timeline::MAX_CELLS,
     }
 }
 

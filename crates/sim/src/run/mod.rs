@@ -97,6 +97,10 @@ pub struct SimSettings {
     /// (`routing_loop`, docs/simulator.md "The parity scenario's speed").
     /// On in every scenario; off only to show that it changes nothing.
     pub reuse_lasting_unavailable: bool,
+    /// The most (bin, backend) cells of the run's timeline
+    /// ([`timeline::cells_per_run`](crate::timeline::cells_per_run): a
+    /// sweep sets its matrix's share).
+    pub timeline_cells: usize,
 }
 
 /// Counters of the run itself, for performance reports and invariants.
@@ -352,7 +356,7 @@ impl<'a> Sim<'a> {
             slowed_by: Vec::new(),
             slow_factor: Vec::new(),
             published_tps,
-            timeline: Recorder::new(members),
+            timeline: Recorder::new(members, s.timeline_cells),
             last_sent: 0,
             store,
             planned: n,

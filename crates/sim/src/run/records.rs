@@ -92,7 +92,7 @@ impl Sim<'_> {
         let series = metrics::time_series(&records, to, self.s.ttft_slo_us);
         let samples: Vec<Sample> = (0..self.pylons.len()).map(|m| self.sample(m)).collect();
         let timeline =
-            std::mem::replace(&mut self.timeline, Recorder::new(0)).finish(to, |m| samples[m]);
+            std::mem::replace(&mut self.timeline, Recorder::new(0, 0)).finish(to, |m| samples[m]);
         debug_assert!(
             self.routers.iter().all(|r| r.held_requests() == 0),
             "a router still holds a finished request"

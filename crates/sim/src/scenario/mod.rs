@@ -632,6 +632,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         publish_kv: false,
         warm_start: f.warm_start,
         reuse_lasting_unavailable: true,
+        timeline_cells: crate::timeline::MAX_CELLS,
     }
 }
 

@@ -170,7 +170,8 @@ fn a_run_without_a_timeline_has_no_rows_and_a_warning() {
     assert_eq!(after.len(), before.len() + 1);
     assert!(after.contains(
         &"backends.csv has no rows for guard at 20 seed 1: their 10 s bins x 6 backends \
-          pass the 200000 cells a run keeps"
+          pass the 166666 cells a run of this sweep keeps (1000000 over its 6 runs, at most \
+          200000 a run)"
             .to_string()
     ));
 }
@@ -211,4 +212,42 @@ fn the_timeline_plot_has_a_panel_per_cell_and_colours_the_faulted_backends() {
         .find(|l| l.contains(r#"class="faulted""#))
         .expect("a faulted line");
     assert_eq!(first.matches(',').count(), 3, "{first}");
+}
+
+#[test]
+fn a_sweep_of_many_runs_shares_one_cell_budget() {
+    // Two backends, 125 010 s: 12 501 bins x 2 = 25 002 cells a run.
+    // Four runs may keep 200 000 each; 40 runs share 1 000 000, 25 000
+    // each, so none keeps its timeline and the warning says why.
+    let timelines = |seeds: u64| {
+        let mut v = super::fleets::fleet();
+        v["seeds"] = json!((1..=seeds).collect::<Vec<u64>>());
+        v["warmup_s"] = json!(10);
+        v["measure_s"] = json!(125_000);
+        v["rates_rps"] = json!([0.001]);
+        // Few reports: the runs' cost is their bins.
+        v["pylon"]["heartbeat_ms"] = json!(600_000);
+        let p = prepared(&v.to_string());
+        let runs = routex_sim::sweep::sweep(&p, 2, &mut |_, _| {});
+        let warnings = routex_sim::output::run_warnings(&p, &runs);
+        let kept: Vec<usize> = runs.iter().map(|r| r.result.timeline.cells.len()).collect();
+        (
+            kept,
+            runs.iter().all(|r| r.result.timeline.too_long),
+            warnings,
+        )
+    };
+    let (kept, too_long, warnings) = timelines(4);
+    assert_eq!(kept, [25_002; 4]);
+    assert!(!too_long && warnings.iter().all(|w| !w.contains("backends.csv")));
+    let (kept, too_long, warnings) = timelines(40);
+    assert!(too_long && kept.iter().all(|&n| n == 0));
+    let w = warnings
+        .iter()
+        .find(|w| w.starts_with("backends.csv has no rows"))
+        .expect("a warning");
+    assert!(
+        w.ends_with("pass the 25000 cells a run of this sweep keeps (1000000 over its 40 runs, at most 200000 a run)"),
+        "{w}"
+    );
 }
