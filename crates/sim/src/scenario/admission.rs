@@ -42,7 +42,7 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
     let names: Vec<&str> = f.policies.keys().map(String::as_str).collect();
     for (name, o) in &f.pylon.mismatch_by_policy {
         let path = format!("pylon.mismatch_by_policy.{name}");
-        if !names.contains(&name.as_str()) {
+        if !f.policies.contains_key(name) {
             let d = Diagnostic::new(
                 Code::InvalidValue,
                 spans.key(&path),
@@ -50,15 +50,13 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
                     "`pylon.mismatch_by_policy` names `{name}`, which is no policy of `policies`"
                 ),
             );
-            let best = (name.len() <= 256)
-                .then(|| routex::check::did_you_mean(name, names.iter().copied()))
-                .flatten();
-            errors.push(match best {
-                Some(best) => d
-                    .with_help(format!("did you mean `{best}`?"))
-                    .with_suggestion(format!("\"{best}\"")),
-                None => d.with_help(format!("the policies: {}", names.join(", "))),
-            });
+            errors.push(super::validate::unknown_name_help(
+                d,
+                name,
+                &names,
+                "the policies",
+                "`policies` names them",
+            ));
         }
         if let Some(ms) = o.min_delta_ms.filter(|&ms| ms > super::validate::MAX_MS) {
             errors.push(Diagnostic::new(

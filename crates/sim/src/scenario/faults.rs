@@ -173,7 +173,7 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
             d,
             name,
             &names,
-            "clusters and backends",
+            "the topology's clusters and backends",
             validate::ID_PATTERN,
         ));
     }

@@ -113,14 +113,14 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
             "regions",
             &regions,
             "region",
-            "regions",
+            "the topology's regions",
             "`topology.regions` names the regions",
         ),
         (
             "backends",
             &backends,
             "cluster or backend",
-            "clusters and backends",
+            "the topology's clusters and backends",
             validate::ID_PATTERN,
         ),
     ] {
@@ -129,7 +129,9 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
         } else {
             &e.backends
         };
-        for name in keys.keys().filter(|k| !names.contains(&k.as_str())) {
+        // A set: the map's keys are the user's, as many as the file holds.
+        let known: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        for name in keys.keys().filter(|k| !known.contains(k.as_str())) {
             let path = format!("engine.{map}.{name}");
             let d = Diagnostic::new(
                 Code::InvalidValue,

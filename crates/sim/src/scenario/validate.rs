@@ -508,9 +508,9 @@ pub(super) fn trace_window(f: &mut ScenarioFile, trace: &Trace, err: &mut Err<'_
 pub(super) const ID_PATTERN: &str =
     "cluster and backend ids are `<region>-b<i>` (and `<region>-b<i>-p<j>` in a cluster of several backends)";
 
-/// `d`, about a name that is none of `names` (the topology's `listed`),
-/// with help: the closest name, else the list when it is short, else
-/// `otherwise`.
+/// `d`, about a name that is none of `names` (`listed`, as in "the
+/// topology's regions"), with help: the closest name, else the list when
+/// it is short, else `otherwise`.
 pub(super) fn unknown_name_help(
     d: Diagnostic,
     name: &str,
@@ -526,7 +526,7 @@ pub(super) fn unknown_name_help(
             .with_help(format!("did you mean `{best}`?"))
             .with_suggestion(format!("\"{best}\"")),
         None if names.len() <= 8 => {
-            d.with_help(format!("the topology's {listed}: {}", names.join(", ")))
+            d.with_help(format!("{listed}: {}", names.join(", ")))
         }
         None => d.with_help(otherwise.to_string()),
     }
