@@ -525,9 +525,7 @@ pub(super) fn unknown_name_help(
         Some(best) => d
             .with_help(format!("did you mean `{best}`?"))
             .with_suggestion(format!("\"{best}\"")),
-        None if names.len() <= 8 => {
-            d.with_help(format!("{listed}: {}", names.join(", ")))
-        }
+        None if names.len() <= 8 => d.with_help(format!("{listed}: {}", names.join(", "))),
         None => d.with_help(otherwise.to_string()),
     }
 }
