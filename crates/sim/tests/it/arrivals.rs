@@ -311,3 +311,29 @@ fn bad_laws_are_diagnostics_at_their_keys() {
     s.set_omit_expression(true);
     s.bind(|| insta::assert_snapshot!("arrival_bad_inputs", out));
 }
+
+#[test]
+fn the_table_says_how_the_window_falls_on_a_bursty_law() {
+    let mut v = fleet();
+    v["rates_rps"] = json!([20, 10, 20]);
+    v["workload"]["arrival"] = json!({"law": "bursty", "burst_factor": 3.0, "period_requests": 50});
+    let p = prepared(&v.to_string());
+    let runs = routex_sim::sweep::sweep(&p, 1, &mut |_, _| {});
+    let table = routex_sim::output::table(&p, &runs);
+    let notes: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("arrivals at"))
+        .collect();
+    // One line per rate, once, in increasing order: at 10 RPS a cycle of
+    // 100 requests lasts 10 s on average, the 10 s window holds 1.00.
+    assert_eq!(notes.len(), 2, "{table}");
+    assert!(notes[0].starts_with(
+        "arrivals at 10 RPS: bursty, 50 requests at 20.0 RPS (~2.5 s) then 50 at 6.7 RPS (~7.5 s); \
+         the measured window (10 s) holds 1.00 cycles of ~10.0 s"
+    ), "{}", notes[0]);
+    assert!(notes[1].starts_with("arrivals at 20 RPS:"), "{}", notes[1]);
+    // A Poisson workload prints none.
+    let p = prepared(&fleet().to_string());
+    let runs = routex_sim::sweep::sweep(&p, 1, &mut |_, _| {});
+    assert!(!routex_sim::output::table(&p, &runs).contains("arrivals at"));
+}
