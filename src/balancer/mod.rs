@@ -345,7 +345,7 @@ impl Balancer {
 
     /// [`Balancer::decide`], also saying how the decision counted in this
     /// instance's session counts, for the router to add to its own
-    /// (src/router/sessions.rs) without classifying the request again.
+    /// (src/router/metrics/sessions.rs) without classifying the request again.
     pub(crate) fn decide_counted(
         &self,
         request: &Request<'_>,

@@ -112,7 +112,7 @@ pub(crate) fn unflatten(counts: &[u64; SERIES]) -> Option<SessionCounts> {
 /// Not striped per thread, unlike the router's counters: 56 bytes per
 /// instance instead of 576 (docs/embedding.md, Bounds). The threads
 /// deciding for one target share this cache line; the counts a scrape
-/// exports are the router's, which are striped (src/router/sessions.rs).
+/// exports are the router's, which are striped (src/router/metrics/sessions.rs).
 #[derive(Debug, Default)]
 pub(crate) struct SessionCounters {
     /// Flat, [`SERIES`] counts; [`CLASSIFIED_ONLY`] is only ever 0 or 1.

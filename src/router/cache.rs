@@ -5,8 +5,8 @@
 //! is the target arena's (arena.rs).
 
 use super::arena::Handle;
-use super::counters::Event;
-use super::metrics::{CacheOutcome, Metrics};
+use super::metrics::counters::Event;
+use super::metrics::expression_cache::{CacheOutcome, Metrics};
 use super::rejection::Rejection;
 use super::request::header_text;
 use super::runtime::{unknown_method, Router};

@@ -13,13 +13,13 @@
 //! `Send` and a warm request allocates no scratch space. Time is
 //! `tokio::time::Instant`, so paused test time drives it.
 
-use super::counters::Event;
 use super::exclusions::Exclusions;
-use super::health::FailureOutcome;
+use super::metrics::counters::Event;
 use super::rejection::Rejection;
 use super::request::{has_candidates, Resolved, RouteRequest};
 use super::runtime::Router;
-use super::shared_view::{Reservation, SharedView};
+use super::view::health::FailureOutcome;
+use super::view::shared::{Reservation, SharedView};
 use super::wait::{SleepKind, Step, WaitLoop};
 use crate::balancer::{Choice, Decision, Request, Scratch};
 use rand::SeedableRng;

@@ -20,54 +20,46 @@ mod admission;
 mod arena;
 mod cache;
 mod clock;
-mod counters;
 #[cfg(feature = "tokio")]
 mod driver;
 mod exclusions;
 pub mod headers;
-mod health;
 #[cfg(feature = "http")]
 mod http_response;
 mod metrics;
-mod model_views;
 mod options;
-#[cfg(feature = "metrics")]
-mod prometheus;
 mod rejection;
 mod reload;
 mod request;
 mod runtime;
-mod sessions;
-mod shared_view;
 mod state;
-mod stats;
 mod targets;
 mod view;
 mod wait;
 
 pub use admission::{check_affinity_key, check_input_work, input_work, InputWork};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use counters::{CounterSnapshot, Event, WaitHistogram, WAIT_BUCKETS};
 #[cfg(feature = "tokio")]
 pub use driver::{Driver, Routed, Routing};
 pub use exclusions::Exclusions;
 pub use headers::{
     LastClusterHint, RequestHeaders, CLUSTER_ID, LAST_CLUSTER_ID, MAX_LAST_CLUSTER_ID_BYTES,
 };
-pub use health::{BackendState, FailureOutcome, HealthOptions, STALE_HEARTBEATS};
-pub use metrics::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
-pub use model_views::ModelViews;
-pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
+pub use metrics::counters::{CounterSnapshot, Event, WaitHistogram, WAIT_BUCKETS};
+pub use metrics::expression_cache::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRESSIONS_TOTAL};
 #[cfg(feature = "metrics")]
-pub use prometheus::{names as metric_names, RouterCollector};
+pub use metrics::prometheus::{names as metric_names, RouterCollector};
+pub use metrics::sessions::{SessionSelections, SESSION_SELECTIONS_TOTAL};
+pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
 pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
 pub use reload::Reloaded;
 pub use request::{is_expression, PendingResolution, Resolved, RouteRequest, Source};
 pub use runtime::Router;
-pub use sessions::{SessionSelections, SESSION_SELECTIONS_TOTAL};
-pub use shared_view::{Reservation, SharedView, ViewRead};
-pub use stats::BackendStats;
-pub use view::{BackendRates, CandidateView, ReportError, ReservationId};
+pub use view::candidate::{BackendRates, CandidateView, ReportError, ReservationId};
+pub use view::health::{BackendState, FailureOutcome, HealthOptions, STALE_HEARTBEATS};
+pub use view::models::ModelViews;
+pub use view::shared::{Reservation, SharedView, ViewRead};
+pub use view::stats::BackendStats;
 pub use wait::{SleepKind, Step, WaitLoop, RECHECK_PERIOD, RETRY_SLEEP_MS, WAIT_CAP};
 
 #[cfg(doctest)]

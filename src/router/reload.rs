@@ -12,7 +12,7 @@
 //! whose configuration changed (they were compiled against the old one:
 //! the next request rebuilds them).
 
-use super::counters::Event;
+use super::metrics::counters::Event;
 use super::runtime::Router;
 use crate::ir::{Algorithm, Definition, ModelEntry, RouteTable};
 use indexmap::IndexMap;

@@ -4,9 +4,9 @@
 
 use super::admission;
 use super::arena::Handle;
-use super::metrics::CacheOutcome;
+use super::metrics::expression_cache::CacheOutcome;
+use super::metrics::sessions::SessionTally;
 use super::rejection::{Rejection, RejectionCode};
-use super::sessions::SessionTally;
 use super::state::Instance;
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Request, Scratch};
 use crate::ir::Definition;

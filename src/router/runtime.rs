@@ -4,8 +4,9 @@
 //! balancer instance per (target, definition).
 
 use super::arena::{Handle, Targets};
-use super::counters::{Event, RouterCounters};
-use super::metrics::{CacheOutcome, Counters};
+use super::metrics::counters::{Event, RouterCounters};
+use super::metrics::expression_cache::{CacheOutcome, Counters};
+use super::metrics::sessions::SessionTally;
 use super::options::RouterOptions;
 use super::rejection::{Rejection, RejectionCode};
 use super::request::{
@@ -13,7 +14,6 @@ use super::request::{
     Source,
 };
 use super::request::{has_candidates, reject_without_candidates};
-use super::sessions::SessionTally;
 use super::state::{nanos, Instance, TargetState};
 use crate::balancer::{Balancer, ClusterSnapshot, Decision, Scratch};
 use crate::diag::Code;

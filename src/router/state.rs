@@ -13,7 +13,7 @@
 //! slots of one chunk share the lock, and a read stripe is not re-entrant
 //! while a writer waits).
 
-use super::sessions::SessionTally;
+use super::metrics::sessions::SessionTally;
 use crate::ir::{Algorithm, Definition};
 use crate::sync::{ReadGuard, ReadMostly, WriteGuard};
 use std::ops::{Deref, DerefMut};

@@ -1,6 +1,6 @@
 //! `routex lint` at size, through the library: checking an lb-config.json
 //! or route file and rendering its report in every format. Inputs are
-//! generated in code (tests/support/lint_inputs.rs). Next to the clean
+//! generated in code (crates/cli/tests/support/lint_inputs.rs). Next to the clean
 //! check, `serde_json::from_str::<serde_json::Value>` of the same text is
 //! the reference: a reader that keeps no spans and checks nothing.
 //! Targets (docs/performance.md): 40,000 models with one error each at most
@@ -10,7 +10,7 @@
 //!
 //! `cargo bench --bench lint -- --warm-up-time 1 --measurement-time 3`
 
-#[path = "../../../tests/support/lint_inputs.rs"]
+#[path = "../tests/support/lint_inputs.rs"]
 mod inputs;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -106,7 +106,7 @@ fn edges(c: &mut Criterion) {
 }
 
 /// `routex diff` of two configurations in which every model differs
-/// (tests/support/lint_inputs.rs `lb_config_pair`): the comparison of the
+/// (crates/cli/tests/support/lint_inputs.rs `lb_config_pair`): the comparison of the
 /// loaded tables, and the whole run (load both, compare, render json),
 /// next to checking the two files alone.
 fn diff(c: &mut Criterion) {

@@ -7,8 +7,6 @@
 
 #![forbid(unsafe_code)]
 
-mod bench;
-pub mod capacity;
 mod check;
 mod convert;
 pub mod decide;
@@ -23,9 +21,7 @@ pub mod output;
 pub mod project;
 pub mod schema;
 pub mod sim;
-pub mod sim_inputs;
 pub mod target;
-pub mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
 

@@ -8,7 +8,7 @@
 // A counting global allocator implements `GlobalAlloc`, an unsafe trait.
 #![allow(unsafe_code)]
 
-#[path = "../../../tests/support/lint_inputs.rs"]
+#[path = "support/lint_inputs.rs"]
 mod inputs;
 
 use routex::config::{import, load_table};

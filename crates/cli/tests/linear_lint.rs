@@ -18,7 +18,7 @@
 //! `ROUTEX_REQUIRE_VALGRIND` is set (`.ci/run` sets it once valgrind is
 //! installed), which makes a missing valgrind a failure.
 
-#[path = "../../../tests/support/lint_inputs.rs"]
+#[path = "support/lint_inputs.rs"]
 mod inputs;
 
 use routex::config::load_table;

@@ -24,40 +24,26 @@
 
 // The surface (docs/embedding.md, "Cargo features and the public
 // surface"): load a scenario, run its sweep, write and plot its outputs,
-// shard and merge, tune.
+// shard and merge, search for capacity, tune.
 pub mod bench;
-pub mod capacity;
-pub mod output;
-pub mod plot;
-pub mod results;
+pub mod measure;
+pub mod report;
 pub mod scenario;
-pub mod shard;
+pub mod search;
 pub mod sweep;
-pub mod timeline_plot;
-pub mod tune;
 
-pub use metrics::{Bin, RunDiagnostics, RunMetrics};
-pub use park::WaitMode;
+pub use measure::metrics::{Bin, RunDiagnostics, RunMetrics};
+pub use routers::park::WaitMode;
 
 // Reached only by the project's integration tests (single runs, the
 // engine models, the calibration loop, the Pylon view, the random
 // streams); they may change in any release.
 #[doc(hidden)]
-pub mod calibrate;
-#[doc(hidden)]
-pub mod engine;
-#[doc(hidden)]
-pub mod fleet;
-#[doc(hidden)]
-pub mod gateway;
-#[doc(hidden)]
-pub mod pylon;
-#[doc(hidden)]
-pub mod rng;
+pub mod kernel;
 #[doc(hidden)]
 pub mod run;
 #[doc(hidden)]
-pub mod timeline;
+pub mod world;
 /// Growing conversations' laws and plan (the tests check them directly).
 #[doc(hidden)]
 pub mod conversations {
@@ -69,17 +55,6 @@ pub mod conversations {
     pub use crate::workload::{BlockSpan, Plan, PlanShape, PlannedRequest};
 }
 
-// Internals; `policy` is also read by the CLI (`routex sim tune`).
-mod baselines;
-mod events;
-mod metrics;
-mod park;
-pub(crate) mod policy;
-mod pool;
-mod publish;
+// Internals.
 mod routers;
-pub mod steady;
-mod time;
-mod topology;
-mod wait;
 mod workload;

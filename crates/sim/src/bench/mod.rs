@@ -19,15 +19,15 @@ pub mod plan;
 pub mod report;
 pub mod scores;
 
-use crate::engine::bench_mock::MockParams;
-use crate::engine::EngineParams;
-use crate::fleet::{BackendProfile, Fault, FaultAction, Trigger};
-use crate::park::WaitMode;
-use crate::policy::PolicyKind;
-use crate::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
+use crate::kernel::time::US_PER_MS;
+use crate::routers::park::WaitMode;
+use crate::routers::policy::PolicyKind;
 use crate::run::{self, RunResult, SimSettings};
-use crate::time::US_PER_MS;
-use crate::topology::{RegionSpec, Topology, TopologySpec};
+use crate::world::engine::bench_mock::MockParams;
+use crate::world::engine::EngineParams;
+use crate::world::fleet::{BackendProfile, Fault, FaultAction, Trigger};
+use crate::world::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
+use crate::world::topology::{RegionSpec, Topology, TopologySpec};
 use format::{BenchFile, Locator, Profile, KINDS};
 use plan::{BenchRequest, BenchWorkload};
 use routex::diag::{Code, Diagnostic, Report, Span};
@@ -460,7 +460,7 @@ fn settings(
         publish_kv: true,
         warm_start: false,
         reuse_lasting_unavailable: true,
-        timeline_cells: crate::timeline::MAX_CELLS,
+        timeline_cells: crate::measure::timeline::MAX_CELLS,
     }
 }
 

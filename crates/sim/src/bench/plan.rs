@@ -5,8 +5,8 @@
 //! same requests.
 
 use super::format::{Arrival, BenchFile, Traffic};
-use crate::rng::{stream, Stream};
-use crate::time::{from_ms, from_secs, Micros};
+use crate::kernel::rng::{stream, Stream};
+use crate::kernel::time::{from_ms, from_secs, Micros};
 use crate::workload::{Plan, PlanShape, PlannedRequest, WorkloadSource};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -176,7 +176,7 @@ impl BenchWorkload {
                         names.push(k.clone());
                         names.len() as u32 - 1
                     }),
-                    None => crate::engine::NO_KEY,
+                    None => crate::world::engine::NO_KEY,
                 };
                 PlannedRequest {
                     arrival: r.offset,

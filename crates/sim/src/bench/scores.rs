@@ -62,16 +62,17 @@ pub fn scores(bench: &Bench, a: &BenchAlgorithm, result: &RunResult) -> Scores {
     let first = reqs.iter().map(|r| r.sent).min().unwrap_or(0);
     let last = ok.iter().map(|r| r.done).max().unwrap_or(first);
     let span_s = (last.saturating_sub(first) as f64 / 1e6).max(1e-9);
-    let avg = |f: &dyn Fn(&&crate::fleet::RequestLog) -> f64| {
+    let avg = |f: &dyn Fn(&&crate::world::fleet::RequestLog) -> f64| {
         if ok.is_empty() {
             0.0
         } else {
             ok.iter().map(f).sum::<f64>() / n
         }
     };
-    let max = |f: &dyn Fn(&&crate::fleet::RequestLog) -> f64| ok.iter().map(f).fold(0.0, f64::max);
-    let ttft = |r: &&crate::fleet::RequestLog| ms(r.first_token.saturating_sub(r.sent));
-    let ttlt = |r: &&crate::fleet::RequestLog| ms(r.done.saturating_sub(r.sent));
+    let max =
+        |f: &dyn Fn(&&crate::world::fleet::RequestLog) -> f64| ok.iter().map(f).fold(0.0, f64::max);
+    let ttft = |r: &&crate::world::fleet::RequestLog| ms(r.first_token.saturating_sub(r.sent));
+    let ttlt = |r: &&crate::world::fleet::RequestLog| ms(r.done.saturating_sub(r.sent));
     let clusters = bench.clusters.len();
     let mut served = vec![0u64; clusters];
     for r in &ok {
@@ -94,7 +95,7 @@ pub fn scores(bench: &Bench, a: &BenchAlgorithm, result: &RunResult) -> Scores {
         / 2.0;
     let keyed: Vec<_> = ok
         .iter()
-        .filter(|r| r.key != crate::engine::NO_KEY)
+        .filter(|r| r.key != crate::world::engine::NO_KEY)
         .collect();
     let hits = keyed.iter().filter(|r| r.reused > 0).count() as u64;
     let reused: u64 = ok.iter().map(|r| r.reused).sum();

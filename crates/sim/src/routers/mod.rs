@@ -7,17 +7,21 @@
 //! `Selected`, `Wait` or `Unavailable`, and may follow what it dispatched
 //! and the engines' KV events.
 
-use crate::engine::blocks::KvEvent;
-use crate::events::ReqId;
-use crate::park::{wake_mask, WakeRule};
-use crate::time::Micros;
+use crate::kernel::events::ReqId;
+use crate::kernel::time::Micros;
+use crate::routers::park::{wake_mask, WakeRule};
+use crate::world::engine::blocks::KvEvent;
 use rand::RngCore;
 
 use routex::balancer::{Balancer, ClusterSnapshot, Decision, Membership, Request, Scratch};
 use routex::ir::Policy;
 use routex::router::check_input_work;
 
+pub(crate) mod baselines;
+pub(crate) mod park;
 pub mod peers;
+pub(crate) mod policy;
+pub(crate) mod wait;
 
 /// What a router knows of a request when it decides.
 pub struct Ask<'a> {

@@ -11,15 +11,15 @@
 //! read) once; each rule implements [`PeerRule`].
 
 use super::{Ask, SimRouter};
-use crate::baselines::chwbl::{self, Ring};
-use crate::baselines::dynamo::{self, ActiveSequences, DynamoParams, WorkerLoad};
-use crate::baselines::gie::{self, Endpoint, GieWeights};
-use crate::baselines::index::BlockIndex;
-use crate::baselines::sglang::{self, SglangParams, Worker};
-use crate::baselines::spec::Baseline;
-use crate::engine::blocks::KvEvent;
-use crate::engine::EngineParams;
-use crate::events::ReqId;
+use crate::kernel::events::ReqId;
+use crate::routers::baselines::chwbl::{self, Ring};
+use crate::routers::baselines::dynamo::{self, ActiveSequences, DynamoParams, WorkerLoad};
+use crate::routers::baselines::gie::{self, Endpoint, GieWeights};
+use crate::routers::baselines::index::BlockIndex;
+use crate::routers::baselines::sglang::{self, SglangParams, Worker};
+use crate::routers::baselines::spec::Baseline;
+use crate::world::engine::blocks::KvEvent;
+use crate::world::engine::EngineParams;
 use rand::{Rng, RngCore};
 use routex::balancer::{Choice, ClusterSnapshot, Decision, Scratch};
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,12 +1,12 @@
 //! How the fleet changes during a run (docs/simulator.md, "Faults"): the
-//! run's [`Fault`](crate::fleet::Fault) list applied to its backends. The
+//! run's [`Fault`](crate::world::fleet::Fault) list applied to its backends. The
 //! event loop only dispatches `Event::Fault` and `Event::FaultEnds` here;
 //! what a fault does to the views, the Pylons and the engines is this
 //! file's.
 
 use super::Sim;
-use crate::events::{Event, ReqId};
-use crate::fleet::{FaultAction, Trigger};
+use crate::kernel::events::{Event, ReqId};
+use crate::world::fleet::{FaultAction, Trigger};
 
 impl Sim<'_> {
     /// Applies the faults triggered by sending request i.

@@ -18,22 +18,22 @@ mod stats;
 mod views;
 mod warm;
 
-use super::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
-use super::events::{Event, EventQueue, ReqId};
-use super::fleet::{BackendProfile, DrawMap, Fault, RunDetail, Trigger};
-use super::gateway::{LastClusterStore, StoreSettings};
-use super::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
-use super::park::{ParkingLot, WaitMode};
-use super::policy::PolicyKind;
-use super::publish::Coalescer;
-use super::pylon::{topology_view, Pylon, PylonConfig};
-use super::rng::{stream, Stream};
-use super::routers::SimRouter;
-use super::time::{from_secs, one_way, Micros};
-use super::timeline::{Recorder, Sample, Timeline};
-use super::topology::Topology;
-use super::workload::conversation_client::ConversationClient;
-use super::workload::{Plan, PlanShape, WorkloadSource};
+use crate::kernel::events::{Event, EventQueue, ReqId};
+use crate::kernel::rng::{stream, Stream};
+use crate::kernel::time::{from_secs, one_way, Micros};
+use crate::measure::metrics::{Bin, Outcome, RunDiagnostics, RunMetrics};
+use crate::measure::timeline::{Recorder, Sample, Timeline};
+use crate::routers::park::{ParkingLot, WaitMode};
+use crate::routers::policy::PolicyKind;
+use crate::routers::SimRouter;
+use crate::workload::conversation_client::ConversationClient;
+use crate::workload::{Plan, PlanShape, WorkloadSource};
+use crate::world::engine::{self, Action, BlockPlan, EngineModel, EngineParams};
+use crate::world::fleet::{BackendProfile, DrawMap, Fault, RunDetail, Trigger};
+use crate::world::gateway::{LastClusterStore, StoreSettings};
+use crate::world::publish::Coalescer;
+use crate::world::pylon::{topology_view, Pylon, PylonConfig};
+use crate::world::topology::Topology;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use routex::balancer::Scratch;
@@ -98,7 +98,7 @@ pub struct SimSettings {
     /// On in every scenario; off only to show that it changes nothing.
     pub reuse_lasting_unavailable: bool,
     /// The most (bin, backend) cells of the run's timeline
-    /// ([`timeline::cells_per_run`](crate::timeline::cells_per_run): a
+    /// ([`timeline::cells_per_run`](crate::measure::timeline::cells_per_run): a
     /// sweep sets its matrix's share).
     pub timeline_cells: usize,
 }

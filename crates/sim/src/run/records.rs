@@ -1,11 +1,11 @@
 //! The end of a run: one record per request, then the A9 metrics.
 
 use super::{RunResult, Sim};
-use crate::fleet::{RequestLog, RunDetail};
-use crate::metrics::{self, Outcome, Record};
-use crate::pylon::Pylon;
-use crate::time::Micros;
-use crate::timeline::{Recorder, Sample};
+use crate::kernel::time::Micros;
+use crate::measure::metrics::{self, Outcome, Record};
+use crate::measure::timeline::{Recorder, Sample};
+use crate::world::fleet::{RequestLog, RunDetail};
+use crate::world::pylon::Pylon;
 
 impl Sim<'_> {
     /// Every request's log, the engines' evictions and the removals.

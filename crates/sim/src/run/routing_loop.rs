@@ -3,14 +3,14 @@
 //! loop's waits (or fast mode's parks), dispatch and queue-mismatch returns.
 
 use super::{Sim, SimSettings};
-use crate::events::{Event, ReqId};
-use crate::metrics::Outcome;
-use crate::park::WaitMode;
-use crate::pylon::expected_queue_ms;
+use crate::kernel::events::{Event, ReqId};
+use crate::kernel::time::to_duration;
+use crate::measure::metrics::Outcome;
+use crate::routers::park::WaitMode;
+use crate::routers::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use crate::routers::Ask;
-use crate::time::to_duration;
-use crate::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use crate::workload::{Plan, PlannedRequest};
+use crate::world::pylon::expected_queue_ms;
 use routex::balancer::has_capacity;
 use routex::balancer::{classify_session, Decision, Request};
 

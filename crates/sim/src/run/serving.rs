@@ -3,13 +3,13 @@
 //! the engine answers with (started, first token, done, timers) and the
 //! client's timeout.
 //!
-//! [`EngineModel`]: crate::engine::EngineModel
+//! [`EngineModel`]: crate::world::engine::EngineModel
 
 use super::state::Phase;
 use super::Sim;
-use crate::engine::{Action, Job, Timer};
-use crate::events::{Event, ReqId};
-use crate::metrics::Outcome;
+use crate::kernel::events::{Event, ReqId};
+use crate::measure::metrics::Outcome;
+use crate::world::engine::{Action, Job, Timer};
 
 impl Sim<'_> {
     pub(super) fn receive(&mut self, i: ReqId) {

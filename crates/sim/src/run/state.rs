@@ -1,7 +1,7 @@
 //! A request's progress through one run.
 
-use crate::metrics::Outcome;
-use crate::time::Micros;
+use crate::kernel::time::Micros;
+use crate::measure::metrics::Outcome;
 use routex::balancer::SessionState;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

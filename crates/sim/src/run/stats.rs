@@ -5,10 +5,10 @@
 //! the run's length.
 
 use super::Sim;
-use crate::engine::blocks::KvEvent;
-use crate::events::Event;
-use crate::pylon::StatsReport;
-use crate::time::{from_ms, one_way};
+use crate::kernel::events::Event;
+use crate::kernel::time::{from_ms, one_way};
+use crate::world::engine::blocks::KvEvent;
+use crate::world::pylon::StatsReport;
 use std::rc::Rc;
 
 struct InFlight {

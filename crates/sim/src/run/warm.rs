@@ -4,7 +4,7 @@
 //! on its backend: the key's first request of the plan is decided by its
 //! entry router against the idle views, and the chosen backend's engine
 //! stores the request's prefix as if it had served it
-//! ([`EngineModel::warm`](crate::engine::EngineModel::warm)).
+//! ([`EngineModel::warm`](crate::world::engine::EngineModel::warm)).
 //!
 //! Keys are warmed in reverse order of first use, so the keys the run
 //! needs first are the most recently used of each cache and the last to
@@ -14,9 +14,9 @@
 
 use super::routing_loop::first_attempt;
 use super::Sim;
-use crate::engine::Job;
-use crate::rng::{stream, Stream};
+use crate::kernel::rng::{stream, Stream};
 use crate::routers::Ask;
+use crate::world::engine::Job;
 use routex::balancer::Decision;
 
 impl Sim<'_> {

@@ -7,7 +7,7 @@
 
 use super::spans::Spans;
 use super::ScenarioFile;
-use crate::pylon::Mismatch;
+use crate::world::pylon::Mismatch;
 use routex::diag::{Code, Diagnostic};
 use serde::{Deserialize, Serialize};
 

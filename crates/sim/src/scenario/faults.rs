@@ -7,9 +7,9 @@
 use super::spans::Spans;
 use super::validate;
 use super::ScenarioFile;
-use crate::fleet::{Fault, FaultAction, Trigger};
-use crate::time::from_secs;
-use crate::topology::Topology;
+use crate::kernel::time::from_secs;
+use crate::world::fleet::{Fault, FaultAction, Trigger};
+use crate::world::topology::Topology;
 use routex::diag::{Code, Diagnostic};
 use serde::{Deserialize, Serialize};
 

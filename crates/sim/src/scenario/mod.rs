@@ -16,16 +16,16 @@ mod trace_report;
 mod validate;
 pub mod window;
 
-use super::engine::EngineParams;
-use super::park::WaitMode;
-use super::policy::{self, PolicyKind};
-use super::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
-use super::run::SimSettings;
-use super::time::{from_ms, Micros, US_PER_MS};
-use super::topology::{Topology, TopologySpec};
-use super::workload::conversations::ConversationSpec;
-use super::workload::trace::{Limits, Trace, TraceSpec};
-use super::workload::{WorkloadSource, WorkloadSpec};
+use crate::kernel::time::{from_ms, Micros, US_PER_MS};
+use crate::routers::park::WaitMode;
+use crate::routers::policy::{self, PolicyKind};
+use crate::run::SimSettings;
+use crate::workload::conversations::ConversationSpec;
+use crate::workload::trace::{Limits, Trace, TraceSpec};
+use crate::workload::{WorkloadSource, WorkloadSpec};
+use crate::world::engine::EngineParams;
+use crate::world::pylon::{Mismatch, PublishedMax, PylonConfig, TpsMode};
+use crate::world::topology::{Topology, TopologySpec};
 use indexmap::IndexMap;
 use routex::diag::{Code, Diagnostic, Report, Severity, Span};
 use routex::ir::{RouteTable, Target};
@@ -613,11 +613,11 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         timeout_us: f.client.timeout_ms.saturating_mul(US_PER_MS),
         ttft_slo_us: f.client.ttft_slo_ms.saturating_mul(US_PER_MS) as Micros,
         last_cluster_store: f.client.last_cluster_store.as_ref().map(|store| {
-            crate::gateway::StoreSettings {
+            crate::world::gateway::StoreSettings {
                 ttl_us: store.ttl_ms.saturating_mul(US_PER_MS),
                 max_sessions: store
                     .max_sessions
-                    .unwrap_or(crate::gateway::DEFAULT_MAX_SESSIONS),
+                    .unwrap_or(crate::world::gateway::DEFAULT_MAX_SESSIONS),
             }
         }),
         workload,
@@ -632,7 +632,7 @@ fn settings(f: &ScenarioFile, workload: Arc<dyn WorkloadSource>) -> SimSettings 
         publish_kv: false,
         warm_start: f.warm_start,
         reuse_lasting_unavailable: true,
-        timeline_cells: crate::timeline::MAX_CELLS,
+        timeline_cells: crate::measure::timeline::MAX_CELLS,
     }
 }
 
@@ -786,7 +786,7 @@ mod tests {
         file.engine.batched = Some(Default::default());
         // One override of each kind, every field set (`*`: see
         // schema::paths).
-        let every: crate::engine::overrides::EngineOverride = serde_json::from_value(
+        let every: crate::world::engine::overrides::EngineOverride = serde_json::from_value(
             serde_json::json!({"model": "batched-v3", "slots": 1, "prefill_tps": 1.0,
                 "ttft_base_ms": 1.0, "ttft_jitter_ms": 1.0, "decode_tps": [1.0, 2.0],
                 "kv_capacity_tokens": 1, "backend_speed": 1.0,

@@ -9,11 +9,11 @@
 use super::spans::Spans;
 use super::validate;
 use super::ScenarioFile;
-use crate::engine::overrides::EngineOverride;
-use crate::engine::EngineParams;
-use crate::fleet::BackendProfile;
-use crate::pylon::PylonConfig;
-use crate::topology::Topology;
+use crate::world::engine::overrides::EngineOverride;
+use crate::world::engine::EngineParams;
+use crate::world::fleet::BackendProfile;
+use crate::world::pylon::PylonConfig;
+use crate::world::topology::Topology;
 use routex::diag::{Code, Diagnostic};
 
 /// The override objects that apply to member `m`, least specific first,

@@ -2,8 +2,8 @@
 //! section of the file. Every check reports against the key it is about.
 
 use super::ScenarioFile;
-use crate::engine::{EngineParams, V1, V2, V3};
 use crate::workload::trace::{Trace, TraceSpec, FORMATS};
+use crate::world::engine::{EngineParams, V1, V2, V3};
 use routex::diag::Diagnostic;
 
 /// The most distinct prefix blocks a workload may have: each engine v2
@@ -266,7 +266,7 @@ pub(super) fn engine_params(e: &EngineParams, blocks: bool, err: &mut Err<'_>) {
 }
 
 /// Engine v3's workers, sequences, budget and step costs.
-fn batched(b: &crate::engine::batched::BatchedParams, err: &mut Err<'_>) {
+fn batched(b: &crate::world::engine::batched::BatchedParams, err: &mut Err<'_>) {
     if !(1..=1_024).contains(&b.num_gpu_workers) {
         err(
             "batched.num_gpu_workers",
@@ -318,12 +318,12 @@ fn pylon(f: &ScenarioFile, err: &mut Err<'_>) {
             format!("`input_tps` needs `initial` > 0, `window` in 1..={MAX_TPS_WINDOW} and `floor_ms` in 0..={MAX_DELAY_MS}"),
         );
     }
-    if p.input_tps.per_gpu_worker && f.engine.model != crate::engine::V3 {
+    if p.input_tps.per_gpu_worker && f.engine.model != crate::world::engine::V3 {
         err(
             "pylon.input_tps.per_gpu_worker",
             format!(
                 "`per_gpu_worker` needs the batched engine (`engine.model` \"{}\"): only it has GPU workers",
-                crate::engine::V3
+                crate::world::engine::V3
             ),
         );
     }

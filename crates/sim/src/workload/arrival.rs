@@ -241,7 +241,7 @@ impl Arrivals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::{stream, Stream};
+    use crate::kernel::rng::{stream, Stream};
 
     fn all(spec: Option<&ArrivalSpec>, rate: f64, horizon: f64, seed: u64) -> Vec<f64> {
         let mut rng = stream(seed, Stream::Workload);

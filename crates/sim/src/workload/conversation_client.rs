@@ -17,7 +17,7 @@
 
 use super::conversations::ConversationPlan;
 use super::PlannedRequest;
-use crate::time::Micros;
+use crate::kernel::time::Micros;
 use std::sync::Arc;
 
 /// A request the client sends later.

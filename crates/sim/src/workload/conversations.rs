@@ -15,7 +15,7 @@
 
 use super::sizes::Sizes;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
-use crate::time::{from_secs, Micros};
+use crate::kernel::time::{from_secs, Micros};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

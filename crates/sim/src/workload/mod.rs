@@ -17,7 +17,7 @@ pub mod trace;
 
 pub use synthetic::WorkloadSpec;
 
-use super::time::Micros;
+use crate::kernel::time::Micros;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@ use super::arrival::{ArrivalSpec, Arrivals, HotSetSpec};
 use super::classes::{self, KeySizes, SizeClass};
 use super::sizes::Sizes;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
-use crate::time::from_secs;
+use crate::kernel::time::from_secs;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -180,7 +180,7 @@ fn key_chains(sizes: &[u64], block_tokens: Option<u64>) -> (Vec<BlockSpan>, Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::{stream, Stream};
+    use crate::kernel::rng::{stream, Stream};
 
     fn shape(weights: &[f64]) -> PlanShape<'_> {
         PlanShape {

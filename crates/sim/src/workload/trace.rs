@@ -11,7 +11,7 @@
 
 use super::sessions::SessionReader;
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
-use crate::time::{from_secs, Micros};
+use crate::kernel::time::{from_secs, Micros};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use routex::config::json::{Json, Node};
@@ -791,7 +791,7 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::{stream, Stream};
+    use crate::kernel::rng::{stream, Stream};
 
     fn spec() -> TraceSpec {
         TraceSpec {

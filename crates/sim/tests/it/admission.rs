@@ -9,7 +9,7 @@ use routex_sim::scenario::load;
 use routex_sim::sweep;
 use serde_json::{json, Value};
 
-/// tests/inputs/sim/small.json, 5 + 10 s, at 20 RPS (above the fleet's
+/// crates/sim/tests/inputs/small.json, 5 + 10 s, at 20 RPS (above the fleet's
 /// capacity, so admission decides), one backend with a profile of its own
 /// (so that per-backend Pylons take the policy's admission too), and the
 /// given policies and admission.

@@ -319,7 +319,7 @@ fn the_table_says_how_the_window_falls_on_a_bursty_law() {
     v["workload"]["arrival"] = json!({"law": "bursty", "burst_factor": 3.0, "period_requests": 50});
     let p = prepared(&v.to_string());
     let runs = routex_sim::sweep::sweep(&p, 1, &mut |_, _| {});
-    let table = routex_sim::output::table(&p, &runs);
+    let table = routex_sim::report::output::table(&p, &runs);
     let notes: Vec<&str> = table
         .lines()
         .filter(|l| l.starts_with("arrivals at"))
@@ -335,5 +335,5 @@ fn the_table_says_how_the_window_falls_on_a_bursty_law() {
     // A Poisson workload prints none.
     let p = prepared(&fleet().to_string());
     let runs = routex_sim::sweep::sweep(&p, 1, &mut |_, _| {});
-    assert!(!routex_sim::output::table(&p, &runs).contains("arrivals at"));
+    assert!(!routex_sim::report::output::table(&p, &runs).contains("arrivals at"));
 }

@@ -3,9 +3,9 @@
 //! builds), never meet a 429, are deterministic, and use their caches.
 
 use super::support::{input, prepared, run_one};
-use routex_sim::engine::V2;
 use routex_sim::scenario::{load, Prepared};
 use routex_sim::sweep;
+use routex_sim::world::engine::V2;
 
 const BASELINES: &[(&str, &str)] = &[
     ("dynamo", "dynamo-kv"),
@@ -74,7 +74,7 @@ fn baselines_are_deterministic_across_jobs() {
     p.set_window(5.0, 10.0);
     let summary = |jobs| {
         let runs = sweep::sweep(&p, jobs, &mut |_, _| {});
-        routex_sim::output::summary_json(&p, "faithful", &runs)
+        routex_sim::report::output::summary_json(&p, "faithful", &runs)
     };
     let one = summary(1);
     assert_eq!(one, summary(2));
@@ -138,7 +138,7 @@ fn the_comparison_scenarios_load() {
         ]
         .map(String::from),
     );
-    use routex_sim::engine::{V2, V3};
+    use routex_sim::world::engine::{V2, V3};
     for (file, rates, engine) in [
         ("scenario-compare-trace.json", 6, V2),
         ("scenario-compare-zipf-v2.json", 5, V2),

@@ -8,7 +8,7 @@ use routex_sim::bench::format::{Arrival, BenchFile, Dist, Traffic};
 use routex_sim::bench::{self, plan, report};
 
 fn read(name: &str) -> String {
-    let path = repo().join("tests/inputs/sim/bench").join(name);
+    let path = repo().join("crates/sim/tests/inputs/bench").join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

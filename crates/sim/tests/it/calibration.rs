@@ -1,7 +1,7 @@
 //! A4.1 closed-loop calibration: one backend, 25 clients.
 
-use routex_sim::calibrate::closed_loop;
-use routex_sim::engine::EngineParams;
+use routex_sim::world::calibrate::closed_loop;
+use routex_sim::world::engine::EngineParams;
 
 /// T_w = 0.010 + 0.010 + 255 x ln(max/min) / (max - min); T_c adds the cold prefill.
 fn service_times(p: &EngineParams) -> (f64, f64) {

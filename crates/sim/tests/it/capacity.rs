@@ -2,12 +2,12 @@
 //! its answer checked against runs at rates around it.
 
 use super::support::small;
-use routex_sim::capacity::{probe, search, CapacitySpec};
 use routex_sim::scenario::Prepared;
+use routex_sim::search::capacity::{probe, search, CapacitySpec};
 use routex_sim::WaitMode;
 use std::sync::atomic::AtomicBool;
 
-/// tests/inputs/sim/small.json with its `guard` policy only, `seeds`, and
+/// crates/sim/tests/inputs/small.json with its `guard` policy only, `seeds`, and
 /// a `warmup_s` + `measure_s` window.
 fn guard_only(seeds: &[u64], warmup_s: f64, measure_s: f64) -> Prepared {
     let mut p = small();
@@ -72,7 +72,7 @@ fn the_bracket_ends_are_reported() {
     let found = search(&p, &spec, 1, &AtomicBool::new(false), &mut |_, _| {});
     assert_eq!(found[0].seeds[0].capacity_rps, Some(2.0));
     assert!(found[0].above_bracket);
-    let table = routex_sim::capacity::table(&spec, &found);
+    let table = routex_sim::search::capacity::table(&spec, &found);
     assert!(table.contains(">=2.0"), "{table}");
 }
 

@@ -8,10 +8,10 @@ use routex::diag::line_column;
 use routex_sim::conversations::{
     draw_exponential, draw_turns, plan, prompts, ConversationSpec, PlanShape, Prompt, Sizes,
 };
-use routex_sim::fleet::{Fault, FaultAction, RequestLog, Trigger};
-use routex_sim::rng::{stream, Stream};
+use routex_sim::kernel::rng::{stream, Stream};
 use routex_sim::scenario::{load, Prepared};
-use routex_sim::{output, sweep};
+use routex_sim::world::fleet::{Fault, FaultAction, RequestLog, Trigger};
+use routex_sim::{report::output, sweep};
 use std::collections::BTreeMap;
 
 fn spec(first: u64, message: u64, output: u64, max: u64, block: u64) -> ConversationSpec {
@@ -468,7 +468,7 @@ fn job_counts_give_identical_files_with_the_conversation_metrics() {
 
 #[test]
 fn the_example_runs_in_quick_form() {
-    let path = super::repo().join("examples/scenario-conversations.json");
+    let path = super::repo().join("crates/sim/examples/scenario-conversations.json");
     let text = std::fs::read_to_string(&path).expect("example");
     let mut p = prepared(&text);
     p.quick();
@@ -488,9 +488,10 @@ fn the_example_runs_in_quick_form() {
     assert!(m.conversations.expect("conversations") > 300, "{m:?}");
     assert!(m.succeeded > 2_000, "{m:?}");
     assert!(m.token_reuse > 0.4, "{m:?}");
-    let off =
-        std::fs::read_to_string(super::repo().join("examples/scenario-conversations-off.json"))
-            .expect("example");
+    let off = std::fs::read_to_string(
+        super::repo().join("crates/sim/examples/scenario-conversations-off.json"),
+    )
+    .expect("example");
     assert_eq!(
         off.replace(
             "\"last_cluster_affinity\": false",

@@ -4,8 +4,8 @@
 use routex::balancer::{Balancer, Decision, Request, Scratch};
 use routex::check::{compile_request_expression, permissive_table};
 use routex::router::CandidateView;
-use routex_sim::pylon::{router_view, StatsReport};
-use routex_sim::rng::{stream, Stream};
+use routex_sim::kernel::rng::{stream, Stream};
+use routex_sim::world::pylon::{router_view, StatsReport};
 use std::rc::Rc;
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 
 use super::support::{input, prepared, small};
 use routex_sim::scenario::Prepared;
-use routex_sim::{output, plot, sweep};
+use routex_sim::{report::output, report::plot, sweep};
 use serde_json::json;
 
 fn files(p: &Prepared, jobs: usize) -> Vec<String> {

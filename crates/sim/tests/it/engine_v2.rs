@@ -1,8 +1,8 @@
 //! Engine v2 (`block-cache-v2`) on whole runs and in the closed loop.
 
 use super::support::{input, prepared, run_one};
-use routex_sim::calibrate::closed_loop;
-use routex_sim::engine::{EngineParams, V2};
+use routex_sim::world::calibrate::closed_loop;
+use routex_sim::world::engine::{EngineParams, V2};
 
 /// small.json with engine v2 and one chain of `block_tokens` blocks per key.
 fn small_v2(input_tokens: u64, block_tokens: u64, capacity: u64) -> routex_sim::scenario::Prepared {

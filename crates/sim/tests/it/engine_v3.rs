@@ -2,9 +2,9 @@
 //! single steps, and the calibration of the overflow-guard workload
 //! (about 320 RPS warm and 49 RPS cold over 20 backends).
 
-use routex_sim::calibrate::closed_loop;
-use routex_sim::engine::batched::{BatchedEngine, BatchedParams};
-use routex_sim::engine::{Action, EngineModel, EngineParams, Job, Timer, V3};
+use routex_sim::world::calibrate::closed_loop;
+use routex_sim::world::engine::batched::{BatchedEngine, BatchedParams};
+use routex_sim::world::engine::{Action, EngineModel, EngineParams, Job, Timer, V3};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -320,9 +320,9 @@ fn a_slow_down_scales_the_steps_that_start_after_it() {
 /// when it is evicted; nothing is logged until asked.
 #[test]
 fn a_keys_entry_stores_and_removes_its_whole_chain_of_blocks() {
-    use routex_sim::engine::blocks::KvEvent;
-    use routex_sim::engine::BlockPlan;
-    use routex_sim::engine::BlockSpan;
+    use routex_sim::world::engine::blocks::KvEvent;
+    use routex_sim::world::engine::BlockPlan;
+    use routex_sim::world::engine::BlockSpan;
     let plan = BlockPlan {
         blocks: vec![10, 11, 12, 20, 21].into(),
         block_ids: 22,
@@ -384,7 +384,7 @@ fn a_keys_entry_stores_and_removes_its_whole_chain_of_blocks() {
 /// the entry follows it; a prompt that extends the chain reuses the entry.
 #[test]
 fn a_prompt_that_leaves_the_chain_reuses_the_shared_blocks_only() {
-    use routex_sim::engine::{BlockPlan, BlockSpan};
+    use routex_sim::world::engine::{BlockPlan, BlockSpan};
     // Blocks of 100 tokens: turn 1 [1..6] (620 tokens); turn 2 dropped an
     // exchange: [1 2 9 10 11] (580 tokens); turn 3 extends it (700).
     let plan = BlockPlan {

@@ -3,7 +3,7 @@
 //! token reuse +-0.03) while making far fewer decisions.
 
 use super::support::{input, prepared};
-use routex_sim::output::{median_min_max, metric};
+use routex_sim::report::output::{median_min_max, metric};
 use routex_sim::scenario::{load, Prepared};
 use routex_sim::sweep::{sweep, RunOutput};
 use routex_sim::WaitMode;
@@ -90,7 +90,7 @@ fn quick_runs_default_to_fast_mode_unless_told() {
 #[ignore]
 fn a11_validation_matrix() {
     let path = format!(
-        "{}/examples/scenario-fast-validation.json",
+        "{}/crates/sim/examples/scenario-fast-validation.json",
         concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
     );
     let text = std::fs::read_to_string(&path).expect("scenario");

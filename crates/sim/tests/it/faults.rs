@@ -5,8 +5,8 @@
 
 use super::fleets::{assert_saturated, fleet, listing, served_by};
 use super::support::{prepared, run_one, snapshot_settings};
-use routex_sim::fleet::{Fault, FaultAction, Trigger};
 use routex_sim::scenario::load;
+use routex_sim::world::fleet::{Fault, FaultAction, Trigger};
 use serde_json::json;
 
 #[test]
@@ -159,7 +159,7 @@ fn bad_faults_are_diagnostics_at_their_keys() {
     snapshot_settings().bind(|| insta::assert_snapshot!("fault_bad_inputs", out));
 }
 
-/// examples/scenario-fault-slow-down.json in quick form (seed 1, 30 s
+/// crates/sim/examples/scenario-fault-slow-down.json in quick form (seed 1, 30 s
 /// warmup, 90 s measured, fast mode): usw2-b0 serves 4x slower from 60 s
 /// to 90 s. Every policy sends it less than each of the other usw2
 /// backends over the measured window, and every run ends.
@@ -167,7 +167,7 @@ fn bad_faults_are_diagnostics_at_their_keys() {
 fn the_slow_down_example_runs_in_quick_form() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/scenario-fault-slow-down.json"
+        "/../../crates/sim/examples/scenario-fault-slow-down.json"
     );
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("example")).expect("json");

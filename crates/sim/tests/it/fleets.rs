@@ -5,8 +5,8 @@
 
 use super::support::{prepared, run_one, snapshot_settings};
 use routex::router::{BackendStats, CandidateView};
-use routex_sim::pylon::{topology_view, StatsReport};
 use routex_sim::scenario::load;
+use routex_sim::world::pylon::{topology_view, StatsReport};
 use serde_json::{json, Value};
 use std::rc::Rc;
 
@@ -160,7 +160,7 @@ fn idle_reports(s: &routex_sim::run::SimSettings) -> Vec<Rc<StatsReport>> {
     (0..s.topology.members.len())
         .map(|m| {
             let pylon = s.profiles.get(m).map_or(&s.pylon, |p| &p.pylon);
-            Rc::new(routex_sim::pylon::Pylon::new(pylon.clone()).report())
+            Rc::new(routex_sim::world::pylon::Pylon::new(pylon.clone()).report())
         })
         .collect()
 }

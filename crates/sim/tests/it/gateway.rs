@@ -4,14 +4,14 @@
 //! off.
 
 use super::support::run_one;
-use routex_sim::fleet::RequestLog;
 use routex_sim::scenario::{load_with, LoadOptions};
+use routex_sim::world::fleet::RequestLog;
 
 /// The chat session's turns, in order, of one run of
-/// `tests/inputs/sim/sessions-overflow.json` with the flag and the store
+/// `crates/sim/tests/inputs/sessions-overflow.json` with the flag and the store
 /// (its TTL in ms) as given; also the two fillers.
 fn run(flag: bool, store_ttl_ms: Option<u64>) -> (Vec<RequestLog>, [RequestLog; 2]) {
-    let dir = super::repo().join("tests/inputs/sim");
+    let dir = super::repo().join("crates/sim/tests/inputs");
     let text = std::fs::read_to_string(dir.join("sessions-overflow.json")).expect("scenario");
     let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
     v["base_config"]["request_algorithms"]["pulsar-wait-and-widen"]["last_cluster_affinity"] =

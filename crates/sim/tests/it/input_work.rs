@@ -6,7 +6,7 @@ use super::support::{input, prepared, run_one};
 
 const GUARD: &str = "pulsar-wait-and-widen(max_queued=2, cache_affinity_wait_ms=300, band_widen_interval_ms=300, fallback_max_queued=0, max_queue_time_floor_ms=4000, max_queue_time_ceil_ms=4000, seed=\"routesim-v1\"";
 
-/// tests/inputs/sim/small.json with `guard` and the same policy with the
+/// crates/sim/tests/inputs/small.json with `guard` and the same policy with the
 /// given limit, as `limited`.
 fn with_limit(limit: &str) -> routex_sim::scenario::Prepared {
     let mut v: serde_json::Value = serde_json::from_str(&input("small.json")).expect("json");

@@ -8,9 +8,9 @@ use crate::repo;
 use crate::support::{prepared, run_one};
 use routex::diag::Code;
 use routex_sim::conversations::Sizes;
-use routex_sim::engine::V3;
-use routex_sim::pylon::TpsMode;
 use routex_sim::scenario::load;
+use routex_sim::world::engine::V3;
+use routex_sim::world::pylon::TpsMode;
 
 fn parity_text() -> String {
     let path = repo().join("examples/scenario-parity-v3.json");
@@ -151,7 +151,7 @@ fn the_initial_rate_per_gpu_worker_is_what_routers_first_see() {
         v["engine"]["batched"]["num_gpu_workers"] = 2.into();
     }));
     let first = |p: &routex_sim::scenario::Prepared| {
-        routex_sim::pylon::Pylon::new(p.settings.pylon.clone()).last_mean_tps()
+        routex_sim::world::pylon::Pylon::new(p.settings.pylon.clone()).last_mean_tps()
     };
     assert_eq!(first(&one), 20_000.0);
     assert_eq!(first(&two), 40_000.0);

@@ -4,7 +4,7 @@
 //! every transient cell.
 
 use super::support::small;
-use routex_sim::{output, plot, sweep};
+use routex_sim::{report::output, report::plot, sweep};
 
 fn count(svg: &str, needle: &str) -> usize {
     svg.matches(needle).count()

@@ -1,4 +1,4 @@
-//! insta snapshots (snapshots/sim/) of what a user reads: the printed result
+//! insta snapshots (crates/sim/tests/snapshots/) of what a user reads: the printed result
 //! table (less its wall-clock column) in both waiting modes, and the
 //! summary.json of one tiny run. Every figure is deterministic, so a
 //! changed snapshot means changed simulator behaviour.
@@ -6,7 +6,7 @@
 use super::support::{small, snapshot_settings};
 use routex_sim::scenario::Prepared;
 use routex_sim::WaitMode;
-use routex_sim::{output, sweep};
+use routex_sim::{report::output, sweep};
 
 fn short(mode: WaitMode) -> Prepared {
     let mut p = small();

@@ -148,7 +148,7 @@ fn cut_warnings_say_how_many_of_how_many() {
 /// `steady` in the metrics keeps its meaning (the backlog stayed level).
 #[test]
 fn a_cell_without_goodput_is_flagged_not_steady() {
-    use routex_sim::{output, sweep};
+    use routex_sim::{report::output, sweep};
     let with = |client: serde_json::Value| {
         let mut v: serde_json::Value = serde_json::from_str(&input("small.json")).expect("json");
         v["warmup_s"] = 5.into();

@@ -1,11 +1,11 @@
-//! Shared helpers: scenarios from `tests/inputs/sim/` and single runs.
+//! Shared helpers: scenarios from `crates/sim/tests/inputs/` and single runs.
 
 use routex_sim::run::{run, RunResult, SimSettings};
 use routex_sim::scenario::{load, Prepared, DEFAULT_SCENARIO};
 
 pub fn input(name: &str) -> String {
     let path = format!(
-        "{}/tests/inputs/sim/{name}",
+        "{}/crates/sim/tests/inputs/{name}",
         concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
     );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -56,11 +56,11 @@ pub fn run_with(
     run(settings, kind, rate, seed)
 }
 
-/// insta's settings for the simulator's snapshots: `snapshots/sim/` at
+/// insta's settings for the simulator's snapshots: `crates/sim/tests/snapshots/` at
 /// the repository root, named without the module.
 pub fn snapshot_settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../snapshots/sim");
+    s.set_snapshot_path("../snapshots");
     s.set_prepend_module_to_snapshot(false);
     s
 }

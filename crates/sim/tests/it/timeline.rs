@@ -1,19 +1,19 @@
 //! Each backend's timeline (`backends.csv`, docs/simulator.md "Command
-//! line and outputs"): on examples/scenario-fault-slow-down.json in quick
+//! line and outputs"): on crates/sim/examples/scenario-fault-slow-down.json in quick
 //! form (seed 1, 30 s warmup, 90 s measured, fast mode, guard at 280 RPS),
 //! a removal, a slow-down and a stats outage of `usw2-b0` show in its bins
 //! and in the other backends'.
 
 use super::support::{prepared, run_one};
+use routex_sim::measure::timeline::Cell;
 use routex_sim::run::RunResult;
-use routex_sim::timeline::Cell;
 use serde_json::{json, Value};
 
 /// The example in quick form with `faults` replaced.
 fn example(faults: Value) -> routex_sim::scenario::Prepared {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/scenario-fault-slow-down.json"
+        "/../../crates/sim/examples/scenario-fault-slow-down.json"
     );
     let mut v: Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("example")).expect("json");
@@ -149,7 +149,7 @@ fn a_stats_outage_shows_its_share_of_each_bin_and_stalls_routing() {
 /// `backends.csv`, and a warning names it; the other runs keep theirs.
 #[test]
 fn a_run_without_a_timeline_has_no_rows_and_a_warning() {
-    use routex_sim::{output, sweep};
+    use routex_sim::{report::output, sweep};
     let mut p = super::support::small();
     p.set_window(5.0, 10.0);
     let mut runs = sweep::sweep(&p, 1, &mut |_, _| {});
@@ -158,7 +158,7 @@ fn a_run_without_a_timeline_has_no_rows_and_a_warning() {
     assert_eq!(csv.lines().count(), 1 + 6 * 2 * 6, "runs x bins x backends");
     let before = output::run_warnings(&p, &runs);
     assert!(!before.iter().any(|w| w.contains("backends.csv")));
-    runs[1].result.timeline = routex_sim::timeline::Timeline {
+    runs[1].result.timeline = routex_sim::measure::timeline::Timeline {
         backends: 6,
         cells: Vec::new(),
         too_long: true,
@@ -181,7 +181,7 @@ fn a_run_without_a_timeline_has_no_rows_and_a_warning() {
 /// entry per backend one does, and a strip mark per bin a fault holds it.
 #[test]
 fn the_timeline_plot_has_a_panel_per_cell_and_colours_the_faulted_backends() {
-    use routex_sim::{sweep, timeline_plot};
+    use routex_sim::{report::timeline_plot, sweep};
     let mut v: Value = serde_json::from_str(&super::support::input("small.json")).expect("json");
     v["warmup_s"] = json!(5);
     v["measure_s"] = json!(25);
@@ -229,7 +229,7 @@ fn a_sweep_of_many_runs_shares_one_cell_budget() {
         v["pylon"]["heartbeat_ms"] = json!(600_000);
         let p = prepared(&v.to_string());
         let runs = routex_sim::sweep::sweep(&p, 2, &mut |_, _| {});
-        let warnings = routex_sim::output::run_warnings(&p, &runs);
+        let warnings = routex_sim::report::output::run_warnings(&p, &runs);
         let kept: Vec<usize> = runs.iter().map(|r| r.result.timeline.cells.len()).collect();
         (
             kept,

@@ -11,7 +11,10 @@ fn manifest(path: &str) -> PathBuf {
 }
 
 fn example() -> String {
-    std::fs::read_to_string(manifest("examples/scenario-trace-conversation.json")).expect("example")
+    std::fs::read_to_string(manifest(
+        "crates/sim/examples/scenario-trace-conversation.json",
+    ))
+    .expect("example")
 }
 
 /// The example scenario with one policy and the given speed-ups.
@@ -49,7 +52,7 @@ fn scenario(speedups: &[f64], trace: Option<&Path>) -> Result<Prepared, Vec<Stri
 /// the longest prefix of its blocks seen in any earlier request.
 fn infinite_cache_reuse() -> f64 {
     let text = std::fs::read_to_string(manifest(
-        "tests/inputs/sim/mooncake-conversation-excerpt.jsonl",
+        "crates/sim/tests/inputs/mooncake-conversation-excerpt.jsonl",
     ))
     .expect("excerpt");
     let mut seen = std::collections::BTreeSet::new();
@@ -114,7 +117,7 @@ fn replay_is_deterministic_across_jobs() {
     let p = scenario(&[20.0, 30.0], None).expect("valid");
     let one = sweep::sweep(&p, 1, &mut |_, _| {});
     let two = sweep::sweep(&p, 2, &mut |_, _| {});
-    let json = |runs| routex_sim::output::summary_json(&p, "faithful", runs);
+    let json = |runs| routex_sim::report::output::summary_json(&p, "faithful", runs);
     assert_eq!(json(&one), json(&two));
     assert!(json(&one).contains("\"speedup\": 20.0"));
 }
@@ -216,12 +219,12 @@ fn the_command_line_replaces_the_trace_path() {
     std::fs::create_dir_all(&dir).expect("tmp");
     let short = dir.join("short.jsonl");
     let excerpt = std::fs::read_to_string(manifest(
-        "tests/inputs/sim/mooncake-conversation-excerpt.jsonl",
+        "crates/sim/tests/inputs/mooncake-conversation-excerpt.jsonl",
     ))
     .expect("excerpt");
     let first: Vec<&str> = excerpt.lines().take(50).collect();
     std::fs::write(&short, first.join("\n")).expect("write");
-    let scenario = manifest("examples/scenario-trace-conversation.json");
+    let scenario = manifest("crates/sim/examples/scenario-trace-conversation.json");
     let text = std::fs::read_to_string(&scenario).expect("scenario");
     let examples = manifest("examples");
     let prepare = |trace: Option<&Path>| {

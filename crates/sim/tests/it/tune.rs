@@ -5,8 +5,8 @@
 use super::support::{input, prepared};
 use routex::config::check_lb_config;
 use routex::ir::Settings;
-use routex_sim::tune::space::{Setting, Space};
-use routex_sim::tune::{report, tune, TuneResult, TuneSpec};
+use routex_sim::search::tune::space::{Setting, Space};
+use routex_sim::search::tune::{report, tune, TuneResult, TuneSpec};
 
 fn spec(p: &routex_sim::scenario::Prepared, bound_ms: f64) -> TuneSpec {
     TuneSpec {
@@ -91,7 +91,7 @@ fn the_bound_is_respected_and_the_reference_kept() {
     let (none, text) = search(1, 1.0);
     assert!(none.trials.iter().all(|t| !t.last().unwrap().feasible));
     assert!(text.contains("no trial met the TTFT p99 bound"));
-    let p99 = |t: &routex_sim::tune::Trial| t.last().unwrap().ttft_p99_ms;
+    let p99 = |t: &routex_sim::search::tune::Trial| t.last().unwrap().ttft_p99_ms;
     let deepest: Vec<f64> = none
         .trials
         .iter()
@@ -160,8 +160,9 @@ fn a_template_that_is_not_pulsar_wait_and_widen_is_refused() {
 fn a_trace_rung_is_a_third_of_the_compressed_trace() {
     use routex_sim::scenario::{load_with, LoadOptions};
     let root = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    let text = std::fs::read_to_string(root.join("examples/scenario-trace-conversation.json"))
-        .expect("example");
+    let text =
+        std::fs::read_to_string(root.join("crates/sim/examples/scenario-trace-conversation.json"))
+            .expect("example");
     let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
     v["seeds"] = serde_json::json!([1, 2]);
     let guard = v["policies"]["guard"].clone();
@@ -178,9 +179,9 @@ fn a_trace_rung_is_a_third_of_the_compressed_trace() {
     let rate = 20.0 * t.native_rps;
     // A trace is repeated to fill the window, so a rung's window is the
     // scenario's, scaled.
-    let (warmup, measure) = routex_sim::tune::window(&p, rate, 1.0 / 3.0);
+    let (warmup, measure) = routex_sim::search::tune::window(&p, rate, 1.0 / 3.0);
     assert_eq!((warmup, measure), (20.0, 60.0));
-    let (_, full) = routex_sim::tune::window(&p, rate, 1.0);
+    let (_, full) = routex_sim::search::tune::window(&p, rate, 1.0);
     assert_eq!(full, 180.0);
     let s = TuneSpec {
         template: 0,

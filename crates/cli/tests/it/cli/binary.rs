@@ -35,8 +35,8 @@ fn usage_errors_exit_2_with_a_message_on_stderr() {
 
 #[test]
 fn missing_files_exit_2_with_one_line() {
-    let routes = "tests/inputs/cli/nope.routes";
-    let json = "tests/inputs/cli/nope.json";
+    let routes = "crates/cli/tests/inputs/cli/nope.routes";
+    let json = "crates/cli/tests/inputs/cli/nope.json";
     for (args, missing) in [
         (&["lint", routes][..], routes),
         (&["build", routes], routes),

@@ -55,7 +55,7 @@ fn lint_examples_is_clean() {
 
 #[test]
 fn lint_warnings_pass_unless_denied() {
-    let out = routex(&["lint", "tests/inputs/cli/warn.routes"]);
+    let out = routex(&["lint", "crates/cli/tests/inputs/cli/warn.routes"]);
     assert_eq!(out.code, 0);
     assert!(out.stdout.contains("deprecated_alias"));
     assert!(
@@ -63,15 +63,19 @@ fn lint_warnings_pass_unless_denied() {
         "{}",
         out.stdout
     );
-    let out = routex(&["lint", "--deny-warnings", "tests/inputs/cli/warn.routes"]);
+    let out = routex(&[
+        "lint",
+        "--deny-warnings",
+        "crates/cli/tests/inputs/cli/warn.routes",
+    ]);
     assert_eq!(out.code, 1);
 }
 
 #[test]
 fn lint_garbage_and_empty_json_is_invalid_json() {
     for file in [
-        "tests/inputs/cli/garbage.json",
-        "tests/inputs/cli/empty.json",
+        "crates/cli/tests/inputs/cli/garbage.json",
+        "crates/cli/tests/inputs/cli/empty.json",
     ] {
         let out = routex(&["lint", "--format", "json", file]);
         assert_eq!(out.code, 1, "{file}");
@@ -80,7 +84,7 @@ fn lint_garbage_and_empty_json_is_invalid_json() {
         assert_eq!(codes(&value), ["invalid_json"]);
         assert_eq!(value["diagnostics"][0]["source"], file);
     }
-    let out = routex(&["lint", "tests/inputs/cli/empty.routes"]);
+    let out = routex(&["lint", "crates/cli/tests/inputs/cli/empty.routes"]);
     assert_eq!(
         (out.code, out.stdout.as_str()),
         (0, "0 errors, 0 warnings in 1 file\n")
@@ -90,8 +94,8 @@ fn lint_garbage_and_empty_json_is_invalid_json() {
 #[test]
 fn lint_every_format_reports_the_same_problems() {
     let files = [
-        "tests/inputs/cli/warn.routes",
-        "tests/inputs/cli/garbage.json",
+        "crates/cli/tests/inputs/cli/warn.routes",
+        "crates/cli/tests/inputs/cli/garbage.json",
     ];
     let run = |format: &str| routex(&["lint", "--format", format, files[0], files[1]]);
     let json_out = run("json");
@@ -105,9 +109,10 @@ fn lint_every_format_reports_the_same_problems() {
     let lines: Vec<&str> = github.stdout.lines().collect();
     assert_eq!(lines.len(), 2);
     assert!(lines[0].starts_with(
-        "::warning file=tests/inputs/cli/warn.routes,line=2,col=11,endLine=2,endColumn=19,title=deprecated_alias::"
+        "::warning file=crates/cli/tests/inputs/cli/warn.routes,line=2,col=11,endLine=2,endColumn=19,title=deprecated_alias::"
     ));
-    assert!(lines[1].starts_with("::error file=tests/inputs/cli/garbage.json,line=1,col=23,"));
+    assert!(lines[1]
+        .starts_with("::error file=crates/cli/tests/inputs/cli/garbage.json,line=1,col=23,"));
 
     let sarif = run("sarif");
     assert_eq!(sarif.code, 1);
@@ -124,7 +129,9 @@ fn lint_every_format_reports_the_same_problems() {
 
     let human = run("human");
     assert_eq!(human.code, 1);
-    assert!(human.stdout.contains("[tests/inputs/cli/warn.routes:2:11]"));
+    assert!(human
+        .stdout
+        .contains("[crates/cli/tests/inputs/cli/warn.routes:2:11]"));
     assert!(human.stdout.ends_with("1 error, 1 warning in 2 files\n"));
     assert!(!human.stdout.contains('\u{1b}'), "no colours when piped");
 }
@@ -209,7 +216,7 @@ fn check_with_a_broken_config_reports_the_config() {
         "--format",
         "json",
         "--config",
-        "tests/inputs/cli/garbage.json",
+        "crates/cli/tests/inputs/cli/garbage.json",
         "round-robin",
     ]);
     assert_eq!(out.code, 1);
@@ -217,7 +224,7 @@ fn check_with_a_broken_config_reports_the_config() {
     assert_eq!(codes(&value), ["invalid_json"]);
     assert_eq!(
         value["diagnostics"][0]["source"],
-        "tests/inputs/cli/garbage.json"
+        "crates/cli/tests/inputs/cli/garbage.json"
     );
 }
 
@@ -316,7 +323,7 @@ fn fmt_prints_canonical_forms() {
 
 #[test]
 fn fmt_check_names_unformatted_files_and_exits_1() {
-    let file = "tests/inputs/cli/unformatted.routes";
+    let file = "crates/cli/tests/inputs/cli/unformatted.routes";
     let out = routex(&["fmt", "--check", file]);
     assert_eq!(
         (out.code, out.stdout.as_str()),
@@ -395,7 +402,7 @@ fn build_refuses_a_default_with_arguments() {
         "import",
         "--format",
         "json",
-        "tests/inputs/cli/garbage.json",
+        "crates/cli/tests/inputs/cli/garbage.json",
     ]);
     assert_eq!(out.code, 1);
     assert_eq!(codes(&json(&out.stderr)), ["invalid_json"]);
@@ -488,7 +495,7 @@ fn explain_reports_a_broken_config_on_stderr() {
         "--format",
         "json",
         "--config",
-        "tests/inputs/cli/garbage.json",
+        "crates/cli/tests/inputs/cli/garbage.json",
         "round-robin",
     ]);
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
@@ -604,7 +611,7 @@ fn explain_shows_an_implied_value_and_what_the_expression_set() {
         "require_input_tokens true implied by consider_kv_free_tokens from config (model entry); expression set false"
     );
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../../../../../snapshots/cli");
+    settings.set_snapshot_path("../../snapshots/cli");
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!("explain_implied_human", out.stdout));
 

@@ -11,7 +11,7 @@ const NEW: &str = "tests/inputs/diff/new.json";
 
 fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../../../../../snapshots/cli");
+    settings.set_snapshot_path("../../snapshots/cli");
     settings.set_prepend_module_to_snapshot(false);
     settings
 }

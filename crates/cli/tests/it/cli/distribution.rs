@@ -180,16 +180,20 @@ fn fmt_write_rewrites_only_files_that_change() {
 
 #[test]
 fn fmt_check_prints_a_unified_diff_on_stderr() {
-    let out = routex(&["fmt", "--check", "tests/inputs/cli/unformatted.routes"]);
+    let out = routex(&[
+        "fmt",
+        "--check",
+        "crates/cli/tests/inputs/cli/unformatted.routes",
+    ]);
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stdout,
-        "tests/inputs/cli/unformatted.routes: not formatted\n"
+        "crates/cli/tests/inputs/cli/unformatted.routes: not formatted\n"
     );
     assert_eq!(
         out.stderr,
-        "--- tests/inputs/cli/unformatted.routes\n\
-         +++ tests/inputs/cli/unformatted.routes (formatted)\n\
+        "--- crates/cli/tests/inputs/cli/unformatted.routes\n\
+         +++ crates/cli/tests/inputs/cli/unformatted.routes (formatted)\n\
          @@ -1,2 +1,2 @@\n\
          -model \"m\"   =   pulsar( seed=\"a\" )\n\
          -default=random\n\

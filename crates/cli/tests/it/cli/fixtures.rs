@@ -26,7 +26,7 @@ use std::path::Path;
 
 fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../../../../../snapshots/cli");
+    settings.set_snapshot_path("../../snapshots/cli");
     settings.set_prepend_module_to_snapshot(false);
     settings
 }
@@ -205,7 +205,7 @@ fn every_code_has_a_fixture() {
 fn no_snapshot_outlives_its_fixture() {
     let snapshots = Path::new(concat!(
         concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
-        "/snapshots/cli"
+        "/crates/cli/tests/snapshots/cli"
     ));
     let orphans: Vec<String> = std::fs::read_dir(snapshots)
         .map(|entries| {

@@ -126,9 +126,9 @@ fn sim_jobs_zero_is_rejected() {
 
 #[test]
 fn fmt_check_agrees_with_fmt_on_an_empty_route_file() {
-    let formatted = routex(&["fmt", "tests/inputs/cli/empty.routes"]);
+    let formatted = routex(&["fmt", "crates/cli/tests/inputs/cli/empty.routes"]);
     assert_eq!((formatted.code, formatted.stdout.as_str()), (0, ""));
-    let checked = routex(&["fmt", "--check", "tests/inputs/cli/empty.routes"]);
+    let checked = routex(&["fmt", "--check", "crates/cli/tests/inputs/cli/empty.routes"]);
     assert_eq!((checked.code, checked.stdout.as_str()), (0, ""));
 }
 
@@ -232,9 +232,10 @@ fn decide_input_errors_use_no_rust_or_serde_words() {
 
 #[test]
 fn scenario_errors_use_no_rust_or_serde_words() {
-    let scenario =
-        std::fs::read_to_string(crate::repo().join("examples/scenario-fast-validation.json"))
-            .expect("read");
+    let scenario = std::fs::read_to_string(
+        crate::repo().join("crates/sim/examples/scenario-fast-validation.json"),
+    )
+    .expect("read");
     for (from, to, want) in [
         (
             r#""seeds": [1, 2, 3]"#,

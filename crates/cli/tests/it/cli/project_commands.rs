@@ -213,7 +213,7 @@ fn decide_and_sim_check_follow_the_target() {
     let dir = scratch("project-decide");
     write(&dir, "routex.toml", "stargate = \"widening\"\n");
     write(&dir, "fleet.routes", STICKY);
-    let input = super::run::root().join("tests/inputs/decide/spec-example.json");
+    let input = super::run::root().join("crates/cli/tests/inputs/decide/spec-example.json");
     let input = input.to_str().expect("a UTF-8 path");
     let out = routex_in(
         &dir,

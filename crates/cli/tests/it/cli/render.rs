@@ -7,7 +7,7 @@ use routex_cli::human;
 
 fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../../../../../snapshots/render");
+    settings.set_snapshot_path("../../snapshots/render");
     settings.set_prepend_module_to_snapshot(false);
     settings
 }

@@ -5,7 +5,7 @@ use std::process::Command;
 fn decide(args: &[&str]) -> (i32, String, String) {
     let dir = concat!(
         concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
-        "/tests/inputs/decide/"
+        "/crates/cli/tests/inputs/decide/"
     );
     let args: Vec<String> = args
         .iter()
@@ -228,7 +228,10 @@ fn embedding_docs_decide_examples_run() {
         commands += 1;
         let words: Vec<String> = command
             .split(' ')
-            .map(|w| w.trim_matches('\'').replace("tests/inputs/decide/", "@"))
+            .map(|w| {
+                w.trim_matches('\'')
+                    .replace("crates/cli/tests/inputs/decide/", "@")
+            })
             .collect();
         let args: Vec<&str> = words.iter().map(String::as_str).collect();
         let (code, stdout, stderr) = decide(&args);
@@ -242,7 +245,7 @@ fn embedding_docs_decide_examples_run() {
 fn decide_reads_like_every_command_and_names_the_file_in_positions() {
     let dir = concat!(
         concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
-        "/tests/inputs/decide/"
+        "/crates/cli/tests/inputs/decide/"
     );
     let (code, _, stderr) = decide(&["--input", "@misspelt-field.json"]);
     assert_eq!(code, 2);
@@ -284,7 +287,7 @@ fn decide_input_dash_is_standard_input() {
     use std::io::Write;
     let text = std::fs::read_to_string(concat!(
         concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
-        "/tests/inputs/decide/spec-example.json"
+        "/crates/cli/tests/inputs/decide/spec-example.json"
     ))
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_routex"))

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 fn input(name: &str) -> String {
     let path = format!(
-        "{}/tests/inputs/decide/{name}",
+        "{}/crates/cli/tests/inputs/decide/{name}",
         concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
     );
     std::fs::read_to_string(path).unwrap()

@@ -1,5 +1,5 @@
 //! A real client: Neovim's built-in LSP client, set up with the `lua`
-//! block of docs/editors.md and driven headless by tests/lsp/nvim.lua,
+//! block of docs/editors.md and driven headless by crates/cli/tests/inputs/lsp/nvim.lua,
 //! opens a broken lb-config.json and must show the server's diagnostics
 //! with their codes and lines, a hover and a completion. `.ci/run` installs Debian's `neovim` and sets
 //! `ROUTEX_REQUIRE_NVIM=1`, so in CI a missing `nvim` fails; elsewhere the
@@ -43,7 +43,7 @@ fn neovim_shows_codes_and_lines_of_a_broken_lb_config() {
     std::fs::write(&init, super::editors::doc_block("lua")).unwrap();
     let script = concat!(
         concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
-        "/tests/lsp/nvim.lua"
+        "/crates/cli/tests/inputs/lsp/nvim.lua"
     );
     // The documented setup runs `routex` from PATH.
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_routex"))

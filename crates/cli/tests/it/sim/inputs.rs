@@ -3,7 +3,7 @@
 //! every structural problem at once, `base_config` by path, the model
 //! rule, traces in the wrong format, session logs, `sim init`, and the
 //! messages that point `sim` and `lint` at each other. Each diagnostic a
-//! user reads is an insta snapshot (snapshots/sim/).
+//! user reads is an insta snapshot (crates/sim/tests/snapshots/).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,7 +35,7 @@ fn routex_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
 
 fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
-    s.set_snapshot_path("../../../../../snapshots/sim");
+    s.set_snapshot_path("../../snapshots/sim");
     s.set_prepend_module_to_snapshot(false);
     s
 }
@@ -48,13 +48,14 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn small() -> serde_json::Value {
-    let text = std::fs::read_to_string(root().join("tests/inputs/sim/small.json")).expect("small");
+    let text =
+        std::fs::read_to_string(root().join("crates/sim/tests/inputs/small.json")).expect("small");
     serde_json::from_str(&text).expect("json")
 }
 
 #[test]
 fn every_structural_problem_at_once_with_did_you_mean() {
-    let (code, stdout, _) = routex(&["sim", "check", "tests/inputs/sim/typos.json"]);
+    let (code, stdout, _) = routex(&["sim", "check", "crates/sim/tests/inputs/typos.json"]);
     assert_eq!(code, 1);
     settings().bind(|| insta::assert_snapshot!("inputs_typos_human", stdout));
     let (_, json, _) = routex(&[
@@ -62,7 +63,7 @@ fn every_structural_problem_at_once_with_did_you_mean() {
         "check",
         "--format",
         "json",
-        "tests/inputs/sim/typos.json",
+        "crates/sim/tests/inputs/typos.json",
     ]);
     let v: serde_json::Value = serde_json::from_str(&json).expect("json output");
     let found: Vec<(String, u64, u64, String)> = v["diagnostics"]
@@ -110,7 +111,7 @@ fn every_structural_problem_at_once_with_did_you_mean() {
             "check",
             "--format",
             format,
-            "tests/inputs/sim/typos.json",
+            "crates/sim/tests/inputs/typos.json",
         ]);
         assert_eq!(code, 1);
         assert!(
@@ -126,13 +127,13 @@ fn an_lb_config_given_to_sim_and_a_scenario_given_to_lint_point_at_each_other() 
     assert_eq!(code, 1);
     assert!(!stderr.contains("unknown field `default`"), "{stderr}");
     settings().bind(|| insta::assert_snapshot!("inputs_lb_config_as_scenario", stderr));
-    let (code, _, stderr) = routex(&["lint", "examples/scenario-sessions.json"]);
+    let (code, _, stderr) = routex(&["lint", "crates/sim/examples/scenario-sessions.json"]);
     assert_eq!(code, 2);
     assert_eq!(
         stderr,
-        "routex: examples/scenario-sessions.json is a simulator scenario, not an lb-config.json: \
-         `routex sim check examples/scenario-sessions.json` checks it and \
-         `routex sim run examples/scenario-sessions.json` runs it\n"
+        "routex: crates/sim/examples/scenario-sessions.json is a simulator scenario, not an lb-config.json: \
+         `routex sim check crates/sim/examples/scenario-sessions.json` checks it and \
+         `routex sim run crates/sim/examples/scenario-sessions.json` runs it\n"
     );
 }
 
@@ -146,7 +147,7 @@ fn a_csv_given_as_a_mooncake_trace_is_named_once_at_its_own_line() {
     // Relative paths from the scratch directory: the report's text (and
     // where miette wraps it) does not depend on where the clone lives.
     std::fs::copy(
-        root().join("examples/sessions.csv"),
+        root().join("crates/sim/examples/sessions.csv"),
         dir.join("sessions.csv"),
     )
     .expect("copy");
@@ -263,7 +264,7 @@ fn sim_init_writes_a_scenario_that_loads_and_runs() {
         "mixtral-8x7b",
         "--trace",
         root()
-            .join("examples/sessions.csv")
+            .join("crates/sim/examples/sessions.csv")
             .to_str()
             .expect("utf-8"),
         "-o",
@@ -349,7 +350,7 @@ fn sim_init_writes_a_scenario_that_loads_and_runs() {
         "mixtral-8x7b",
         "--conversations",
         "--trace",
-        "examples/sessions.csv",
+        "crates/sim/examples/sessions.csv",
     ]);
     assert_eq!(code, 2);
     assert!(stderr.contains("cannot be used with"), "{stderr}");

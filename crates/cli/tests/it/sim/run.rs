@@ -2,7 +2,7 @@
 
 use routex_cli::sim::{run, RunArgs, ScenarioArgs, SimArgs, SimCommand};
 use routex_sim::scenario::{load_with, LoadOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn args(scenario: Option<PathBuf>, out: Option<PathBuf>) -> SimArgs {
     SimArgs {
@@ -30,20 +30,16 @@ fn manifest(path: &str) -> PathBuf {
 #[test]
 fn bundled_scenarios_are_valid() {
     let mut seen = Vec::new();
-    for entry in std::fs::read_dir(manifest("examples")).expect("examples") {
-        let path = entry.expect("entry").path();
+    for path in bundled_scenarios() {
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("")
             .to_string();
-        if !(name.starts_with("scenario-") && name.ends_with(".json")) {
-            continue;
-        }
         let text = std::fs::read_to_string(&path).expect("read");
-        let examples = manifest("examples");
+        let dir = path.parent().expect("a file's folder").to_path_buf();
         let options = LoadOptions {
-            dir: Some(&examples),
+            dir: Some(&dir),
             trace: None,
             ..LoadOptions::default()
         };
@@ -68,6 +64,32 @@ fn bundled_scenarios_are_valid() {
     assert!(seen.len() > SEVEN_POLICIES.len(), "{seen:?}");
 }
 
+/// Every bundled scenario file (`scenario-*.json`): the simulator's
+/// examples, the repository's examples and the studies' under
+/// `experiments/`, at any depth.
+fn bundled_scenarios() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries {
+            let path = entry.expect("entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                walk(&path, out);
+            } else if name.starts_with("scenario-") && name.ends_with(".json") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for dir in ["crates/sim/examples", "examples", "experiments"] {
+        walk(&manifest(dir), &mut out);
+    }
+    out.sort();
+    out
+}
+
 /// The bundled scenarios that vary the default one and keep its policies.
 const SEVEN_POLICIES: [&str; 5] = [
     "scenario-ablation-overflow-depth.json",
@@ -80,7 +102,10 @@ const SEVEN_POLICIES: [&str; 5] = [
 #[test]
 fn exit_codes() {
     assert_eq!(
-        run(&args(Some(manifest("tests/inputs/sim/missing.json")), None)),
+        run(&args(
+            Some(manifest("crates/sim/tests/inputs/missing.json")),
+            None
+        )),
         2
     );
     let dir = std::env::temp_dir().join(format!("routex-sim-cli-{}", std::process::id()));
@@ -93,7 +118,8 @@ fn exit_codes() {
 #[test]
 fn writes_the_six_files() {
     let dir = std::env::temp_dir().join(format!("routex-sim-out-{}", std::process::id()));
-    let text = std::fs::read_to_string(manifest("tests/inputs/sim/small.json")).expect("read");
+    let text =
+        std::fs::read_to_string(manifest("crates/sim/tests/inputs/small.json")).expect("read");
     let short = text.replace(
         "\"warmup_s\": 10, \"measure_s\": 20",
         "\"warmup_s\": 2, \"measure_s\": 4",
@@ -225,7 +251,7 @@ fn an_interrupt_writes_the_finished_runs_and_exits_130() {
 #[test]
 fn a_stargate_bench_file_runs_every_algorithm() {
     let dir = std::env::temp_dir().join(format!("routex-bench-{}", std::process::id()));
-    let file = manifest("tests/inputs/sim/bench/two-tier.yaml");
+    let file = manifest("crates/sim/tests/inputs/bench/two-tier.yaml");
     assert_eq!(run(&args(Some(file), Some(dir.clone()))), 0);
     let text = std::fs::read_to_string(dir.join("bench.json")).expect("bench.json");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
@@ -237,7 +263,7 @@ fn a_stargate_bench_file_runs_every_algorithm() {
         .collect();
     assert_eq!(names, vec!["power-of-n", "pulsar"]);
     assert_eq!(v["algorithms"][0]["scores"]["success_rate"], 1.0);
-    let bad = manifest("tests/inputs/sim/bench/bad-keys.yaml");
+    let bad = manifest("crates/sim/tests/inputs/bench/bad-keys.yaml");
     assert_eq!(run(&args(Some(bad), None)), 1);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -2,12 +2,13 @@
 //! byte the files of an unsharded run, whatever the thread counts.
 
 use routex_cli::sim::{run, MergeArgs, RunArgs, ScenarioArgs, SimArgs, SimCommand};
-use routex_sim::results::FILES;
-use routex_sim::shard::Shard;
+use routex_sim::report::results::FILES;
+use routex_sim::sweep::shard::Shard;
 use std::path::{Path, PathBuf};
 
 fn small() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/inputs/sim/small.json")
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .join("crates/sim/tests/inputs/small.json")
 }
 
 fn options(seed: u64) -> ScenarioArgs {

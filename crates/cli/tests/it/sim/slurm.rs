@@ -231,7 +231,7 @@ fn the_documented_job_array_merges_to_the_unsharded_files() {
     let work = dir.join("work");
     std::fs::create_dir_all(work.join("log")).expect("work dir");
     std::fs::copy(
-        crate::repo().join("tests/inputs/sim/small.json"),
+        crate::repo().join("crates/sim/tests/inputs/small.json"),
         work.join("scenario.json"),
     )
     .expect("scenario");
@@ -281,7 +281,7 @@ fn the_documented_job_array_merges_to_the_unsharded_files() {
         .output()
         .expect("run routex");
     assert!(direct.status.success(), "{}", text(&direct));
-    for file in routex_sim::results::FILES {
+    for file in routex_sim::report::results::FILES {
         let merged = std::fs::read(work.join("results/merged").join(file)).expect(file);
         let unsharded = std::fs::read(work.join("direct").join(file)).expect(file);
         assert!(merged == unsharded, "{file} differs from the unsharded run");

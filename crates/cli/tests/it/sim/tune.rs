@@ -9,7 +9,7 @@ fn the_command_prints_what_the_checkers_accept() {
     let args = [
         "sim",
         "tune",
-        "tests/inputs/sim/fast-check.json",
+        "crates/sim/tests/inputs/fast-check.json",
         "--policy",
         "guard",
         "--rate",
