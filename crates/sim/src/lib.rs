@@ -4,19 +4,22 @@
 //! stats agents, the engines and the clients; it never decides a route
 //! itself.
 //!
-//! Codemap: [`scenario`] (file, validation, policies) -> [`sweep`] (threads,
-//! run order) -> `run` (one run: events, routers, engines) -> `metrics`
-//! -> [`output`] and [`plot`]. A run plugs together three parts behind small
-//! interfaces: `workload` (where requests come from), `engine` (how a
-//! backend serves them: the `EngineModel` trait, one implementation per
-//! model) and `routers` (the simulated routers: the routex core and the
-//! peers' routers, each a `SimRouter`).
+//! Codemap, one folder per role: [`scenario`] (the file, validation,
+//! policies) -> [`sweep`] (the run matrix on threads, run order, shards)
+//! -> `run` (one run's event loop) -> [`measure`] (metrics, steady state,
+//! timelines) -> [`report`] (files, table, plots). A run plugs together
+//! the simulated world (`world`: engines behind the `EngineModel` trait,
+//! Pylons, topology, fleet changes), the workload (`workload`: where
+//! requests come from) and the simulated routers (`routers`: the routex
+//! core and the peers' routers, each a `SimRouter`), on the kernel's
+//! virtual time, random streams and event queue (`kernel`). [`search`]
+//! runs many sweeps: `sim capacity` and `sim tune`. [`bench`](mod@bench) reads
+//! stargate-bench files.
 //!
-//! The public surface is [`scenario`], [`sweep`], [`output`], [`plot`],
-//! [`timeline_plot`], [`shard`], [`tune`], [`WaitMode`] and a run's
-//! [`RunMetrics`] (docs/embedding.md); `calibrate`, `engine`, `pylon`,
-//! `rng`, `run` and `timeline` are `#[doc(hidden)]` hooks for the
-//! integration tests; the rest is private.
+//! The public surface is [`scenario`], [`sweep`], [`measure`],
+//! [`report`], [`search`], [`bench`](mod@bench), [`WaitMode`] and a run's
+//! [`RunMetrics`] (docs/embedding.md); `kernel`, `run` and `world` are
+//! `#[doc(hidden)]` hooks for the integration tests; the rest is private.
 //! The scenario's section types (topology, workload, policies) are
 //! readable through [`scenario::Prepared`]'s fields but not named.
 

@@ -24,7 +24,7 @@ fn scenario(speedups: &[f64], trace: Option<&Path>) -> Result<Prepared, Vec<Stri
     v["trace"]["speedups"] = serde_json::json!(speedups);
     let guard = v["policies"]["guard"].clone();
     v["policies"] = serde_json::json!({ "guard": guard });
-    let examples = manifest("examples");
+    let examples = manifest("crates/sim/examples");
     let options = LoadOptions {
         dir: Some(&examples),
         trace,
@@ -175,7 +175,7 @@ fn settings_are_validated_before_reading() {
     v["trace"]["block_tokens"] = 0.into();
     v["workload"] =
         serde_json::json!({"keys": 1, "zipf_s": 0, "input_tokens": [1, 1], "output_tokens": 1});
-    let examples = manifest("examples");
+    let examples = manifest("crates/sim/examples");
     let options = LoadOptions {
         dir: Some(&examples),
         trace: None,
@@ -226,7 +226,7 @@ fn the_command_line_replaces_the_trace_path() {
     std::fs::write(&short, first.join("\n")).expect("write");
     let scenario = manifest("crates/sim/examples/scenario-trace-conversation.json");
     let text = std::fs::read_to_string(&scenario).expect("scenario");
-    let examples = manifest("examples");
+    let examples = manifest("crates/sim/examples");
     let prepare = |trace: Option<&Path>| {
         let options = LoadOptions {
             dir: Some(&examples),

@@ -167,7 +167,7 @@ fn a_trace_rung_is_a_third_of_the_compressed_trace() {
     v["seeds"] = serde_json::json!([1, 2]);
     let guard = v["policies"]["guard"].clone();
     v["policies"] = serde_json::json!({ "guard": guard });
-    let examples = root.join("examples");
+    let examples = root.join("crates/sim/examples");
     let options = LoadOptions {
         dir: Some(&examples),
         trace: None,
