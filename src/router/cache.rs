@@ -7,7 +7,7 @@
 use super::arena::Handle;
 use super::metrics::counters::Event;
 use super::metrics::expression_cache::{CacheOutcome, Metrics};
-use super::rejection::Rejection;
+use super::rejection::{Rejection, MAX_MESSAGE_BYTES};
 use super::request::header_text;
 use super::runtime::{unknown_method, Router};
 use super::state::{Cached, Entry, TargetState};
@@ -56,8 +56,9 @@ impl Router {
         let definition = Arc::new(definition);
         let outcome = self.install(handle, target, value, definition.clone());
         log::info!(
-            "routing expression configuration built: algorithm={} outcome={outcome:?} value={text:?}",
-            definition.policy.algorithm
+            "routing expression configuration built: algorithm={} outcome={outcome:?} value={:?}",
+            definition.policy.algorithm,
+            super::rejection::bounded_echo(text, MAX_MESSAGE_BYTES)
         );
         self.counters.record(definition.policy.algorithm, outcome);
         Ok((definition, outcome))
@@ -161,9 +162,16 @@ impl Router {
     }
 
     /// A metrics scrape: runs [`Router::maintenance`] first, as stargate's
-    /// scrape does.
+    /// scrape does, then [`Router::read_metrics`].
     pub fn metrics(&self) -> Metrics {
         self.maintenance();
+        self.read_metrics()
+    }
+
+    /// The metrics as they are, changing nothing (what `RouterCollector`
+    /// reads at each scrape; run [`Router::maintenance`] on its own
+    /// schedule). Entries past their idle window still count until then.
+    pub fn read_metrics(&self) -> Metrics {
         let mut events = self.events.snapshot();
         events.sessions = self.sessions.totals();
         Metrics::collect(

@@ -51,12 +51,18 @@ pub use metrics::expression_cache::{CacheOutcome, Metrics, CACHE_ENTRIES, EXPRES
 pub use metrics::prometheus::{names as metric_names, RouterCollector};
 pub use metrics::sessions::{SessionSelections, SESSION_SELECTIONS_TOTAL};
 pub use options::{Compiler, RouterOptions, DEFAULT_CACHE_CAPACITY, DEFAULT_IDLE_TIMEOUT};
-pub use rejection::{Rejection, RejectionCode, ERROR_CODE_HEADER};
+pub use rejection::{
+    bounded_echo, Rejection, RejectionCode, ECHO_MARKER, ERROR_CODE_HEADER, MAX_MESSAGE_BYTES,
+};
 pub use reload::Reloaded;
 pub use request::{is_expression, PendingResolution, Resolved, RouteRequest, Source};
 pub use runtime::Router;
-pub use view::candidate::{BackendRates, CandidateView, ReportError, ReservationId};
-pub use view::health::{BackendState, FailureOutcome, HealthOptions, STALE_HEARTBEATS};
+pub use view::candidate::{
+    Applied, BackendRates, CandidateView, Ignored, ReportError, ReservationId,
+};
+pub use view::health::{
+    BackendHealthRow, BackendState, FailureOutcome, HealthOptions, STALE_HEARTBEATS,
+};
 pub use view::models::ModelViews;
 pub use view::shared::{Reservation, SharedView, ViewRead};
 pub use view::stats::BackendStats;

@@ -2,10 +2,43 @@
 //! stargate's error code, HTTP status, header value and JSON body.
 
 use crate::diag::{Code, Diagnostic};
+use std::borrow::Cow;
 use std::fmt;
 
 /// The response header that carries the code (docs/stargate.md 5.5).
 pub const ERROR_CODE_HEADER: &str = "x-stargate-error-code";
+
+/// The most bytes of a rejection's message, and so of the `error` of its
+/// JSON body and of the log line that carries it: messages that echo
+/// client text (a header value, a parameter) are cut here, at a character
+/// boundary, ending with [`ECHO_MARKER`] and the number of bytes cut.
+pub const MAX_MESSAGE_BYTES: usize = 512;
+
+/// What ends a cut echo of client text, before the count of bytes cut:
+/// `...[+1048000 bytes]`.
+pub const ECHO_MARKER: &str = "...[+";
+
+/// `text` whole if it has at most `max` bytes; else its longest prefix
+/// that, with the marker (`...[+N bytes]`, N the bytes cut), fits in
+/// `max`. Borrowed when nothing is cut. The front end's own log lines and
+/// bodies that carry client text go through it too.
+pub fn bounded_echo(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    // The marker's digits depend on the cut; the cut is at most the
+    // whole text, so its digit count bounds them.
+    let marker = ECHO_MARKER.len() + text.len().to_string().len() + " bytes]".len();
+    let mut end = max.saturating_sub(marker);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!(
+        "{}{ECHO_MARKER}{} bytes]",
+        &text[..end],
+        text.len() - end
+    ))
+}
 
 /// Why a request was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,12 +111,17 @@ pub struct Rejection {
 }
 
 impl Rejection {
-    /// A rejection with `code`'s HTTP status.
+    /// A rejection with `code`'s HTTP status; a message over
+    /// [`MAX_MESSAGE_BYTES`] is cut ([`bounded_echo`]).
     pub fn new(code: RejectionCode, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        if message.len() > MAX_MESSAGE_BYTES {
+            message = bounded_echo(&message, MAX_MESSAGE_BYTES).into_owned();
+        }
         Rejection {
             code,
             status: code.status(),
-            message: message.into(),
+            message,
         }
     }
 
@@ -103,7 +141,10 @@ impl Rejection {
             || {
                 Rejection::new(
                     RejectionCode::Expression(Code::MalformedExpression),
-                    format!("could not compile '{value}'"),
+                    format!(
+                        "could not compile '{}'",
+                        bounded_echo(value, MAX_MESSAGE_BYTES / 2)
+                    ),
                 )
             },
             Rejection::from_diagnostic,

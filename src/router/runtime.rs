@@ -8,7 +8,7 @@ use super::metrics::counters::{Event, RouterCounters};
 use super::metrics::expression_cache::{CacheOutcome, Counters};
 use super::metrics::sessions::SessionTally;
 use super::options::RouterOptions;
-use super::rejection::{Rejection, RejectionCode};
+use super::rejection::{bounded_echo, Rejection, RejectionCode, MAX_MESSAGE_BYTES};
 use super::request::{
     decide, header_text, is_expression, non_blank, PendingResolution, Resolved, RouteRequest,
     Source,
@@ -488,7 +488,7 @@ pub(super) fn unknown_method(value: &[u8]) -> Rejection {
         RejectionCode::Expression(Code::UnknownMethod),
         format!(
             "unknown routing method '{}'",
-            String::from_utf8_lossy(value)
+            bounded_echo(&String::from_utf8_lossy(value), MAX_MESSAGE_BYTES / 2)
         ),
     )
 }

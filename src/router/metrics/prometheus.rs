@@ -12,11 +12,13 @@ use crate::ir::Algorithm;
 use crate::router::metrics::counters::{CounterSnapshot, Event, WaitHistogram, WAIT_BUCKETS};
 use crate::router::metrics::expression_cache::Metrics;
 use crate::router::runtime::Router;
-use crate::router::view::health::BackendState;
+use crate::router::view::health::{BackendHealthRow, BackendState};
 use crate::router::view::models::ModelViews;
+use crate::router::view::shared::SharedView;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -60,6 +62,15 @@ pub mod names {
     pub const EJECTIONS: &str = "routex_backend_ejections";
     /// Gauge: registered backends by model and health state.
     pub const BACKENDS: &str = "routex_backends";
+    /// Gauge: each registered backend's health state, by cluster, backend
+    /// and state (1 for its state, 0 for the others).
+    pub const BACKEND_STATE: &str = "routex_backend_state";
+    /// Counter: each registered backend's ejections, by cluster and
+    /// backend.
+    pub const BACKEND_EJECTED: &str = "routex_backend_ejected";
+    /// Gauge: each registered backend's failed sends since its last
+    /// success or ejection, by cluster and backend.
+    pub const BACKEND_FAILURES: &str = "routex_backend_consecutive_failures";
     /// Counter: route tables swapped in by `Router::reload`.
     pub const RELOADS: &str = "routex_reloads";
     /// Counter: selections of classified sessions, by algorithm, session
@@ -68,19 +79,73 @@ pub mod names {
     pub const SESSION_SELECTIONS: &str = "stargate_routing_session_selections";
 }
 
-/// A router and its candidate views, exported at each scrape. Register it
-/// with `registry.register_collector(Box::new(collector))`.
+/// A router and the candidate views an embedder holds, exported at each
+/// scrape. Register it with `registry.register_collector(Box::new(collector))`.
+/// A scrape reads and changes nothing: the router's maintenance
+/// ([`Router::maintenance`]) and the views' ([`SharedView::maintain`]) are
+/// the embedder's own calls.
 #[derive(Clone)]
 pub struct RouterCollector {
     router: Arc<Router>,
-    views: ModelViews,
+    sources: Vec<Source>,
+}
+
+#[derive(Clone)]
+enum Source {
+    Models(ModelViews),
+    One(Arc<str>, SharedView),
 }
 
 impl RouterCollector {
-    /// A collector of `router`'s counters and of every view in `views`;
-    /// it reads them at each scrape only.
-    pub fn new(router: Arc<Router>, views: ModelViews) -> Self {
-        RouterCollector { router, views }
+    /// A collector of `router`'s counters, without views yet (add them with
+    /// [`RouterCollector::with_model_views`] or
+    /// [`RouterCollector::with_view`]).
+    pub fn new(router: Arc<Router>) -> Self {
+        RouterCollector {
+            router,
+            sources: Vec::new(),
+        }
+    }
+
+    /// Also exports every view of `views`, present and future.
+    pub fn with_model_views(mut self, views: ModelViews) -> Self {
+        self.sources.push(Source::Models(views));
+        self
+    }
+
+    /// Also exports `view` as the view of `model` (a view the embedder
+    /// keeps itself).
+    pub fn with_view(mut self, model: &str, view: SharedView) -> Self {
+        self.sources.push(Source::One(model.into(), view));
+        self
+    }
+
+    /// Every view exported, with its model.
+    fn views(&self) -> Vec<(Arc<str>, SharedView)> {
+        let mut all = Vec::new();
+        for source in &self.sources {
+            match source {
+                Source::Models(views) => all.extend(views.all()),
+                Source::One(model, view) => all.push((model.clone(), view.clone())),
+            }
+        }
+        all
+    }
+
+    /// One health row per backend over every view (a record shared by
+    /// several views is one row), by cluster then backend.
+    fn health_rows(&self) -> Vec<BackendHealthRow> {
+        let mut seen = HashSet::new();
+        let mut rows: Vec<BackendHealthRow> = Vec::new();
+        for (_, view) in self.views() {
+            for row in view.read().backend_health() {
+                if seen.insert((row.cluster.clone(), row.backend.clone())) {
+                    rows.push(row);
+                }
+            }
+        }
+        rows.sort_by(|a, b| (&a.cluster, &a.backend).cmp(&(&b.cluster, &b.backend)));
+        rows
     }
 }
 
@@ -119,12 +184,17 @@ fn histogram(encoder: &mut DescriptorEncoder, waits: [(&str, &WaitHistogram); 2]
         MetricType::Histogram,
     )?;
     for (outcome, h) in waits {
-        // The encoder accumulates: hand it each bucket's own count.
+        // The encoder accumulates: hand it each bucket's own count, then
+        // the overflow (waits over the last bound) as the `+Inf` bucket,
+        // which both encoders write only when given: without it the
+        // OpenMetrics text is invalid and the overflow counted nowhere.
         let mut previous = 0;
         let buckets: Vec<(f64, u64)> = WAIT_BUCKETS
             .iter()
-            .zip(&h.cumulative)
-            .map(|(&le, &n)| {
+            .copied()
+            .chain([f64::INFINITY])
+            .zip(h.cumulative.iter().copied().chain([h.count]))
+            .map(|(le, n)| {
                 let own = n.saturating_sub(previous);
                 previous = n;
                 (le, own)
@@ -140,7 +210,7 @@ fn histogram(encoder: &mut DescriptorEncoder, waits: [(&str, &WaitHistogram); 2]
 
 impl Collector for RouterCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        let metrics: Metrics = self.router.metrics();
+        let metrics: Metrics = self.router.read_metrics();
         let c: &CounterSnapshot = &metrics.counters;
         let algorithms: Vec<(String, &'static str, u64)> = metrics
             .expressions
@@ -265,7 +335,8 @@ impl Collector for RouterCollector {
             [(Vec::new(), c.event(Event::Reload))],
         )?;
         session_selections(&mut encoder, &c.sessions)?;
-        self.view_gauges(&mut encoder)
+        self.view_gauges(&mut encoder)?;
+        self.backend_health(&mut encoder)
     }
 }
 
@@ -306,7 +377,7 @@ impl RouterCollector {
         /// (model, algorithm, cluster, rank depth, count).
         type Row = (Arc<str>, String, Arc<str>, String, u64);
         let mut rows: Vec<Row> = Vec::new();
-        for (model, view) in self.views.all() {
+        for (model, view) in self.views() {
             let view = view.read();
             for c in 0..view.snapshots().len() {
                 let Some(cluster) = view.cluster_id(c) else {
@@ -347,28 +418,24 @@ impl RouterCollector {
     fn view_gauges(&self, encoder: &mut DescriptorEncoder) -> fmt::Result {
         let mut pending: Vec<(Arc<str>, Arc<str>, u64)> = Vec::new();
         let mut states: Vec<(Arc<str>, &'static str, u64)> = Vec::new();
-        for (model, view) in self.views.all() {
+        for (model, view) in self.views() {
             let view = view.read();
-            let mut by_state = [0u64; 4];
+            let mut by_state = [0u64; BackendState::NAMES.len()];
             for c in 0..view.snapshots().len() {
                 let Some(cluster) = view.cluster_id(c) else {
                     continue;
                 };
                 pending.push((model.clone(), cluster.clone(), view.pending(c) as u64));
                 for b in 0..view.backends(c).count() {
-                    let i = match view.backend_state(c, b) {
-                        Some(BackendState::Eligible) | None => 0,
-                        Some(BackendState::Stale) => 1,
-                        Some(BackendState::Ejected { .. }) => 2,
-                        Some(BackendState::Draining) => 3,
-                    };
+                    let state = view.backend_state(c, b).unwrap_or(BackendState::Eligible);
+                    let i = BackendState::NAMES
+                        .iter()
+                        .position(|n| *n == state.as_str())
+                        .unwrap_or(0);
                     by_state[i] += 1;
                 }
             }
-            for (name, n) in ["eligible", "stale", "ejected", "draining"]
-                .into_iter()
-                .zip(by_state)
-            {
+            for (name, n) in BackendState::NAMES.into_iter().zip(by_state) {
                 states.push((model.clone(), name, n));
             }
         }
@@ -384,11 +451,49 @@ impl RouterCollector {
         family(
             encoder,
             names::BACKENDS,
-            "Registered backends by model and health state (eligible, stale, ejected, draining).",
+            "Registered backends by model and health state (eligible, stale, ejected, probing, draining).",
             MetricType::Gauge,
             states
                 .iter()
                 .map(|(m, s, n)| (vec![("model", &**m), ("state", *s)], *n)),
+        )
+    }
+
+    /// One set of series per registered backend: its state, ejections and
+    /// consecutive failures, labelled by cluster and backend id (bounded
+    /// by the registrations, never by client input).
+    fn backend_health(&self, encoder: &mut DescriptorEncoder) -> fmt::Result {
+        let rows = self.health_rows();
+        fn labels(r: &BackendHealthRow) -> Labels<'_> {
+            vec![("cluster", &*r.cluster), ("backend", &*r.backend)]
+        }
+        family(
+            encoder,
+            names::BACKEND_STATE,
+            "Each registered backend's health state: 1 for the state it is in, 0 for the others (eligible, stale, ejected, probing, draining). A backend several models route to has one health record.",
+            MetricType::Gauge,
+            rows.iter().flat_map(|r| {
+                BackendState::NAMES.into_iter().map(move |name| {
+                    let mut l = labels(r);
+                    l.push(("state", name));
+                    (l, u64::from(r.state.as_str() == name))
+                })
+            }),
+        )?;
+        family(
+            encoder,
+            names::BACKEND_EJECTED,
+            "Ejections of each registered backend since its registration.",
+            MetricType::Counter,
+            rows.iter().map(|r| (labels(r), r.ejections)),
+        )?;
+        family(
+            encoder,
+            names::BACKEND_FAILURES,
+            "Failed sends of each registered backend since its last success or ejection.",
+            MetricType::Gauge,
+            rows.iter()
+                .map(|r| (labels(r), u64::from(r.consecutive_failures))),
         )
     }
 }

@@ -13,7 +13,7 @@
 //! every report would miss them on every decision.
 //!
 //! This type is single-owner (`&mut self`), as the simulator drives it;
-//! [`crate::router::SharedView`] wraps it for request threads.
+//! [`super::SharedView`] wraps it for request threads.
 
 use crate::balancer::{ClusterSnapshot, Membership};
 use crate::ir::Algorithm;
@@ -23,40 +23,32 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-/// Why the view refused or trimmed an input. Everything that changed the
-/// view is said by [`ReportError::applied`]; nothing panics.
+/// Why the view refused an input: every variant means nothing changed.
+/// An input applied with one field ignored is not an error: it is
+/// [`Applied::ignored`]. Nothing panics.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReportError {
-    /// No cluster with this id is registered; nothing changed.
+    /// No cluster with this id is registered.
     UnknownCluster(String),
-    /// The cluster has no backend with this id; nothing changed.
+    /// The cluster has no backend with this id (or, from
+    /// [`super::ModelViews`], no view holds the backend).
     UnknownBackend {
         /// The cluster id given.
         cluster: String,
         /// The backend id given.
         backend: String,
     },
-    /// A float field was NaN, infinite or negative. The rest of the report
-    /// was applied; the field was treated as not reported: a mean rate
-    /// keeps the last valid one, a peak rate counts as absent, an RTT keeps
-    /// the previous one.
+    /// An RTT that is NaN, infinite or negative; the previous one stays.
     InvalidValue {
-        /// The reporting backend's cluster.
+        /// The backend's cluster.
         cluster: String,
-        /// The reporting backend.
+        /// The backend.
         backend: String,
-        /// The field's name in [`crate::router::BackendStats`] (or `rtt_ms`).
+        /// The field's name (`rtt_ms`).
         field: &'static str,
         /// The refused value.
         value: f64,
     },
-}
-
-impl ReportError {
-    /// Whether the input changed the view despite the error.
-    pub fn applied(&self) -> bool {
-        matches!(self, ReportError::InvalidValue { .. })
-    }
 }
 
 impl fmt::Display for ReportError {
@@ -76,13 +68,49 @@ impl fmt::Display for ReportError {
                 value,
             } => write!(
                 f,
-                "backend {backend:?} of cluster {cluster:?} reported {field} = {value}; ignored"
+                "backend {backend:?} of cluster {cluster:?}: {field} = {value} refused"
             ),
         }
     }
 }
 
 impl std::error::Error for ReportError {}
+
+/// What an accepted report or registration did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Applied {
+    /// Views it changed: 0 or 1 from one view (a registration with the
+    /// rates already registered changes nothing), the number of views from
+    /// [`super::ModelViews`].
+    pub views: usize,
+    /// A float field that was NaN, infinite or negative (or, for a
+    /// registered rate, zero), treated as not given while the rest
+    /// applied: a mean rate keeps the last valid one, a peak counts as
+    /// absent. The first one found.
+    pub ignored: Option<Ignored>,
+}
+
+impl Applied {
+    /// Whether it changed any view.
+    pub fn changed(&self) -> bool {
+        self.views > 0
+    }
+}
+
+/// A refused float field of an applied input ([`Applied::ignored`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ignored {
+    /// The field's name in [`super::BackendStats`] or [`BackendRates`].
+    pub field: &'static str,
+    /// The refused value.
+    pub value: f64,
+}
+
+impl fmt::Display for Ignored {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} = {} ignored", self.field, self.value)
+    }
+}
 
 /// Where a reservation lives; returned by [`CandidateView::reserve`].
 /// Public because a caller that owns a [`CandidateView`] (the simulator)
@@ -95,6 +123,8 @@ pub struct ReservationId {
     seq: u64,
     /// The membership epoch it was made in.
     epoch: u64,
+    /// It is its backend's half-open probe (health.rs).
+    probe: bool,
 }
 
 impl ReservationId {
@@ -106,6 +136,12 @@ impl ReservationId {
     /// The backend's position in its cluster when the reservation was made.
     pub fn backend(&self) -> usize {
         self.backend as usize
+    }
+
+    /// Whether the request is its backend's half-open probe (docs/embedding.md,
+    /// "Backend health").
+    pub fn is_probe(&self) -> bool {
+        self.probe
     }
 }
 
@@ -131,14 +167,19 @@ pub(super) struct Backend {
     total_input: u64,
     rtt_ms: Option<f64>,
     pub(super) pending: Vec<Pending>,
+    /// Reservations its last report cleared whose request has not
+    /// completed ([`CandidateView::complete`]): that report counted them.
+    counted: Vec<Pending>,
+    /// The view's report sequence number of its last report.
+    last_report: u64,
     /// Eligibility across requests (health.rs).
     pub(super) health: BackendHealth,
 }
 
 impl Backend {
-    fn new(id: &str) -> Self {
+    fn new(id: Arc<str>, health: BackendHealth) -> Self {
         Backend {
-            id: id.into(),
+            id,
             reported: false,
             tps: 0.0,
             max_tps: None,
@@ -148,7 +189,9 @@ impl Backend {
             total_input: 0,
             rtt_ms: None,
             pending: Vec::new(),
-            health: BackendHealth::default(),
+            counted: Vec::new(),
+            last_report: 0,
+            health,
         }
     }
 }
@@ -222,6 +265,11 @@ pub(super) struct Cluster {
     pub(super) id: Arc<str>,
     pub(super) backends: Vec<Backend>,
     scoped: Scoped,
+    /// The report sequence number of the report `scoped` is from.
+    scoped_report: u64,
+    /// Requests that report counted as running and that completed since:
+    /// taken off its running count until the next report.
+    completed: u64,
     /// Routed decisions by rank depth (index depth - 1), then algorithm.
     pub(super) decisions: Vec<[u64; Algorithm::ALL.len()]>,
 }
@@ -233,6 +281,8 @@ pub struct CandidateView {
     snapshots: Vec<ClusterSnapshot>,
     index: HashMap<Box<str>, usize>,
     next_seq: u64,
+    /// Reports applied, for [`Cluster::scoped_report`].
+    reports: u64,
     membership: u64,
     /// Names the snapshots' ids; fresh at every membership change.
     ids: Membership,
@@ -247,6 +297,7 @@ impl Default for CandidateView {
             snapshots: Vec::new(),
             index: HashMap::new(),
             next_seq: 0,
+            reports: 0,
             membership: 0,
             ids: Membership::fresh(),
             health: ViewHealth::default(),
@@ -296,16 +347,15 @@ impl CandidateView {
     /// Registers a backend with the rates it knows before serving
     /// ([`BackendRates`]), or updates the rates of a registered one. A
     /// backend registered with a rate counts from now (its load is 0 until
-    /// its first report). Returns whether the view changed. A NaN,
-    /// infinite, zero or negative rate is refused as
-    /// [`ReportError::InvalidValue`] and treated as not given (the rest
-    /// applies).
+    /// its first report). Says whether the view changed; a NaN,
+    /// infinite, zero or negative rate is [`Applied::ignored`] and treated
+    /// as not given (the rest applies). Never fails.
     pub fn register_backend(
         &mut self,
         cluster: &str,
         backend: &str,
         rates: BackendRates,
-    ) -> Result<bool, ReportError> {
+    ) -> Applied {
         let (c, added) = self.ensure(cluster, backend);
         let b = self
             .backend_position(c, backend)
@@ -328,9 +378,9 @@ impl CandidateView {
             *slot = rates;
             self.refresh(c);
         }
-        match invalid {
-            None => Ok(added || changed),
-            Some((field, value)) => Err(self.invalid(c, b, field, value)),
+        Applied {
+            views: usize::from(added || changed),
+            ignored: invalid.map(|(field, value)| Ignored { field, value }),
         }
     }
 
@@ -350,6 +400,8 @@ impl CandidateView {
                     id: cluster.into(),
                     backends: Vec::new(),
                     scoped: Scoped::default(),
+                    scoped_report: 0,
+                    completed: 0,
                     decisions: Vec::new(),
                 });
                 self.snapshots.push(ClusterSnapshot::new(cluster));
@@ -359,11 +411,14 @@ impl CandidateView {
                 c
             }
         };
-        let backends = &mut self.clusters[c].backends;
-        if backends.iter().any(|b| *b.id == *backend) {
+        if self.clusters[c].backends.iter().any(|b| *b.id == *backend) {
             return (c, false);
         }
-        let mut added = Backend::new(backend);
+        let id: Arc<str> = backend.into();
+        let record = self.health.board.record(&self.clusters[c].id, &id);
+        let health = BackendHealth::new(record, self.health.now_ns());
+        let backends = &mut self.clusters[c].backends;
+        let mut added = Backend::new(id, health);
         // The registration is its first sign of life (stats expiry).
         added.health.reported_at(self.health.report_time());
         backends.push(added);
@@ -420,6 +475,7 @@ impl CandidateView {
             return false;
         };
         backends.remove(b);
+        self.health.board.forget_unused(cluster, backend);
         if backends.is_empty() {
             self.remove_cluster(cluster);
         } else {
@@ -434,7 +490,11 @@ impl CandidateView {
         let Some(c) = self.index.remove(cluster) else {
             return false;
         };
-        self.clusters.remove(c);
+        let removed = self.clusters.remove(c);
+        for b in removed.backends {
+            drop(b.health);
+            self.health.board.forget_unused(cluster, &b.id);
+        }
         self.snapshots.remove(c);
         for p in self.index.values_mut() {
             if *p > c {
@@ -503,13 +563,15 @@ impl CandidateView {
 
     /// A stats report from `backend` of `cluster`: replaces that backend's
     /// values and the cluster-scoped ones, and clears the backend's pending
-    /// reservations.
+    /// reservations (the report counts their requests). Fails only for an
+    /// unknown cluster or backend; a refused field is
+    /// [`Applied::ignored`].
     pub fn report(
         &mut self,
         cluster: &str,
         backend: &str,
         stats: &BackendStats,
-    ) -> Result<(), ReportError> {
+    ) -> Result<Applied, ReportError> {
         let (c, b) = self.locate(cluster, backend)?;
         self.report_at(c, b, stats)
     }
@@ -520,7 +582,7 @@ impl CandidateView {
         cluster: usize,
         backend: usize,
         stats: &BackendStats,
-    ) -> Result<(), ReportError> {
+    ) -> Result<Applied, ReportError> {
         let Some(c) = self.clusters.get_mut(cluster) else {
             return Err(ReportError::UnknownCluster(format!("#{cluster}")));
         };
@@ -551,7 +613,14 @@ impl CandidateView {
         b.queue_size = stats.queue_size;
         b.queued_input = stats.queued_input_size;
         b.total_input = stats.total_query_input_size;
+        // The report counts the requests in flight: their reservations
+        // end, and are remembered until they complete or the next report.
+        std::mem::swap(&mut b.counted, &mut b.pending);
         b.pending.clear();
+        self.reports += 1;
+        b.last_report = self.reports;
+        c.scoped_report = self.reports;
+        c.completed = 0;
         let s = &mut c.scoped;
         s.running = stats.num_running_queries;
         s.slots = stats.max_engine_concurrency;
@@ -574,10 +643,10 @@ impl CandidateView {
         if revived {
             self.health_changed();
         }
-        match invalid {
-            None => Ok(()),
-            Some((field, value)) => Err(self.invalid(cluster, backend, field, value)),
-        }
+        Ok(Applied {
+            views: 1,
+            ignored: invalid.map(|(field, value)| Ignored { field, value }),
+        })
     }
 
     /// The RTT last set for a backend, by positions.
@@ -625,6 +694,9 @@ impl CandidateView {
         priority: u32,
         tokens: u64,
     ) -> Option<ReservationId> {
+        // An ejected backend with its probe open takes this request as the
+        // probe; another view may have taken it meanwhile.
+        let probe = self.take_probe(cluster, backend)?;
         let b = self.clusters.get_mut(cluster)?.backends.get_mut(backend)?;
         self.next_seq += 1;
         let seq = self.next_seq;
@@ -639,12 +711,27 @@ impl CandidateView {
             backend: u32::try_from(backend).ok()?,
             seq,
             epoch: self.membership,
+            probe,
         })
     }
 
-    /// Releases a reservation (a cancelled or failed attempt). False when
-    /// a report already cleared it.
+    /// Releases a reservation (a cancelled attempt; a backend's half-open
+    /// probe opens again). False when a report already cleared it.
     pub fn release(&mut self, id: ReservationId) -> bool {
+        let probe = if id.probe {
+            self.locate_reservation(id)
+        } else {
+            None
+        };
+        let released = self.remove_pending(id);
+        if let Some((c, b)) = probe {
+            self.probe_cancelled(c, b);
+        }
+        released
+    }
+
+    /// Removes a pending reservation; false when a report cleared it.
+    pub(super) fn remove_pending(&mut self, id: ReservationId) -> bool {
         let at = self
             .find(id.cluster(), id.backend(), id.seq)
             .or_else(|| self.search(id.seq));
@@ -652,6 +739,43 @@ impl CandidateView {
             return false;
         };
         self.clusters[c].backends[b].pending.swap_remove(i);
+        self.refresh(c);
+        true
+    }
+
+    /// The request of a reservation has completed at its backend (the
+    /// answer is in): a pending reservation is released; one that a report
+    /// already cleared, counted by that report as running, takes one
+    /// request off the report's running count until the next report.
+    /// Returns whether the view changed.
+    pub fn complete(&mut self, id: ReservationId) -> bool {
+        if self.remove_pending(id) {
+            return true;
+        }
+        let counted = |c: usize, b: usize| {
+            let backend = self.clusters.get(c)?.backends.get(b)?;
+            backend.counted.iter().position(|p| p.seq == id.seq)
+        };
+        let at = counted(id.cluster(), id.backend())
+            .map(|i| (id.cluster(), id.backend(), i))
+            .or_else(|| {
+                // After a membership change moved the backend: a scan.
+                (0..self.clusters.len()).find_map(|c| {
+                    (0..self.clusters[c].backends.len())
+                        .find_map(|b| counted(c, b).map(|i| (c, b, i)))
+                })
+            });
+        let Some((c, b, i)) = at else {
+            return false;
+        };
+        let cluster = &mut self.clusters[c];
+        let backend = &mut cluster.backends[b];
+        backend.counted.swap_remove(i);
+        // Only the report the cluster's running count is from counted it.
+        if backend.last_report != cluster.scoped_report {
+            return false;
+        }
+        cluster.completed = cluster.completed.saturating_add(1);
         self.refresh(c);
         true
     }
@@ -759,7 +883,10 @@ impl CandidateView {
         s.queued_input_size = queued;
         s.total_query_input_size = total;
         let scoped = &c.scoped;
-        s.num_running_queries = scoped.running.saturating_add(reserved);
+        s.num_running_queries = scoped
+            .running
+            .saturating_sub(c.completed)
+            .saturating_add(reserved);
         s.max_engine_concurrency = scoped.slots;
         s.kv_cache_capacity_tokens = scoped.kv_capacity;
         s.kv_cache_used_tokens = scoped.kv_used;

@@ -3,15 +3,17 @@
 //! a change signal that wakes waiting requests (with feature `tokio`).
 
 use crate::ir::Algorithm;
-use crate::router::view::candidate::{BackendRates, CandidateView, ReportError, ReservationId};
-use crate::router::view::health::FailureOutcome;
+use crate::router::view::candidate::{
+    Applied, BackendRates, CandidateView, ReportError, ReservationId,
+};
+use crate::router::view::health::{FailureOutcome, HealthOptions};
 use crate::router::view::stats::BackendStats;
 use std::ops::Deref;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A shareable candidate view: clone it (an `Arc`) into every request
 /// task and into the code that receives stats reports. `Default` is an
-/// empty view with the default [`crate::router::HealthOptions`] (a model no backend
+/// empty view with the default [`super::HealthOptions`] (a model no backend
 /// serves routes over one: 404 `no_eligible_candidates`).
 ///
 /// Its operations wake waiting requests only when they changed the view:
@@ -19,7 +21,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 /// a drain of a draining backend wakes nobody and takes only the read lock.
 ///
 /// Public: it is what request tasks and the stats reporters share, what
-/// [`crate::router::ModelViews`] holds per model and what the async driver
+/// [`super::ModelViews`] holds per model and what the async driver
 /// decides over.
 #[derive(Clone, Debug, Default)]
 pub struct SharedView {
@@ -87,13 +89,8 @@ impl SharedView {
     /// Registers a backend (and its cluster) if new, with its rates
     /// ([`CandidateView::register_backend`]); an existing backend
     /// registered with the same rates changes nothing, under the read lock
-    /// only. Returns whether the view changed.
-    pub fn ensure_backend(
-        &self,
-        cluster: &str,
-        backend: &str,
-        rates: BackendRates,
-    ) -> Result<bool, ReportError> {
+    /// only. Says whether the view changed and which rate it ignored.
+    pub fn ensure_backend(&self, cluster: &str, backend: &str, rates: BackendRates) -> Applied {
         {
             let view = self.read();
             let known = view
@@ -101,17 +98,14 @@ impl SharedView {
                 .and_then(|c| Some((c, view.backend_position(c, backend)?)))
                 .and_then(|(c, b)| view.registered_rates(c, b));
             if known == Some(rates) {
-                return Ok(false);
+                return Applied::default();
             }
         }
-        let result = self.write().register_backend(cluster, backend, rates);
-        if result
-            .as_ref()
-            .map_or_else(ReportError::applied, |changed| *changed)
-        {
+        let applied = self.write().register_backend(cluster, backend, rates);
+        if applied.changed() {
             self.changed();
         }
-        result
+        applied
     }
 
     /// The health-check RTT of a backend ([`CandidateView::set_rtt`]).
@@ -129,7 +123,31 @@ impl SharedView {
         Ok(true)
     }
 
-    /// Starts or ends draining a backend ([`CandidateView::set_draining`]).
+    /// Judges health by `options` from now on, live
+    /// ([`CandidateView::set_health`]); wakes waiting requests.
+    pub fn set_health(&self, options: HealthOptions) {
+        self.update(|view| view.set_health(options));
+    }
+
+    /// The result of an active health check of a backend
+    /// ([`CandidateView::health_check`]): a passed one returns an ejected
+    /// backend at once, in every view sharing its record. Whether it ended
+    /// or began an ejection.
+    pub fn health_check(
+        &self,
+        cluster: &str,
+        backend: &str,
+        passed: bool,
+    ) -> Result<bool, ReportError> {
+        let changed = self.write().health_check(cluster, backend, passed)?;
+        if changed {
+            self.changed();
+        }
+        Ok(changed)
+    }
+
+    /// Starts or ends draining a backend ([`CandidateView::set_draining`]):
+    /// whether its state changed.
     pub fn set_draining(
         &self,
         cluster: &str,
@@ -172,23 +190,16 @@ impl SharedView {
     }
 
     /// A stats report (see [`CandidateView::report`]). Wakes waiting
-    /// requests unless nothing was applied.
+    /// requests when it applied.
     pub fn report(
         &self,
         cluster: &str,
         backend: &str,
         stats: &BackendStats,
-    ) -> Result<(), ReportError> {
-        let result = self
-            .inner
-            .view
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .report(cluster, backend, stats);
-        if result.as_ref().map_or_else(|e| e.applied(), |_| true) {
-            self.changed();
-        }
-        result
+    ) -> Result<Applied, ReportError> {
+        let applied = self.write().report(cluster, backend, stats)?;
+        self.changed();
+        Ok(applied)
     }
 
     /// Reserves a chosen backend until its next report or until the guard
@@ -256,14 +267,30 @@ impl SharedView {
     fn fail(&self, id: ReservationId) -> FailureOutcome {
         let mut view = self.write();
         let at = view.locate_reservation(id);
-        view.release(id);
+        view.remove_pending(id);
         let outcome = match at {
-            Some((c, b)) => view.record_failure(c, b),
+            Some((c, b)) => view.record_failure(c, b, id.is_probe()),
             None => FailureOutcome::Counted,
         };
         drop(view);
         self.changed();
         outcome
+    }
+
+    /// The reserved request completed: releases what counts it
+    /// ([`CandidateView::complete`]) and records a success, under one
+    /// write lock.
+    fn complete(&self, id: ReservationId) {
+        let mut view = self.write();
+        let at = view.locate_reservation(id);
+        let mut changed = view.complete(id);
+        if let Some((c, b)) = at {
+            changed |= view.record_success(c, b);
+        }
+        drop(view);
+        if changed {
+            self.changed();
+        }
     }
 
     /// The reserved send succeeded: forgets the backend's failures (a
@@ -295,9 +322,17 @@ impl SharedView {
     }
 }
 
-/// A pending reservation. Dropping it releases the reservation (the
-/// attempt was cancelled or failed); [`Reservation::keep`] leaves it for
-/// the backend's next report to clear (the request was delivered).
+/// A pending reservation: the request counts on its backend (one running
+/// request, its input tokens queued) from the decision on. It ends in one
+/// of four ways (docs/embedding.md, "Reservation lifetime"):
+///
+/// - [`Reservation::complete`]: the request finished; the slot is free at
+///   once, and the backend had a success.
+/// - [`Reservation::keep`]: the backend has the request; the slot is held
+///   until the backend's next report counts it (stargate's semantics),
+///   and the backend had a success.
+/// - [`Reservation::fail`]: the send failed; released, a failure counted.
+/// - dropped: the attempt was cancelled; released, nothing counted.
 #[derive(Debug)]
 #[must_use = "dropping a reservation releases it"]
 pub struct Reservation {
@@ -312,11 +347,27 @@ impl Reservation {
     }
 
     /// The backend has the request: its next report counts it, and clears
-    /// the reservation. Also a success for its backend's health (its
-    /// consecutive failures start again).
+    /// the reservation (stargate's semantics: the slot stays taken until
+    /// that report, however soon the request finishes). Also a success for
+    /// its backend's health (its consecutive failures start again). For
+    /// requests shorter than the heartbeat period prefer
+    /// [`Reservation::complete`] when they finish.
     pub fn keep(mut self) {
         if let Some(view) = self.view.take() {
             view.succeed(self.id);
+        }
+    }
+
+    /// The request finished (its answer is in): frees its slot at once and
+    /// records a success for its backend (the counterpart of
+    /// [`Reservation::fail`]). A reservation still pending is released; if
+    /// the backend's report already counted the request as running, one
+    /// request comes off that count until the next report. Call it when
+    /// the response has been delivered whole; after [`Reservation::keep`]
+    /// there is nothing left to call.
+    pub fn complete(mut self) {
+        if let Some(view) = self.view.take() {
+            view.complete(self.id);
         }
     }
 

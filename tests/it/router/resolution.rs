@@ -325,4 +325,90 @@ fn builds_and_rejections_are_logged() {
         log::Level::Warn,
         "invalid routing algorithm header: code=unknown_parameter message=unknown parameter 'bogus' for algorithm pulsar".to_string()
     )), "{lines:?}");
+    // 1 MiB values of every shape: each rejection, its body and its log
+    // line stay within the documented bound, ending with the marker.
+    let mib = "q".repeat(1 << 20);
+    let values = [
+        mib.clone(),
+        format!("pulsar;seed={mib}"),
+        format!("pulsar;{mib}=1"),
+        format!("{mib};seed=a"),
+        format!("pulsar;seed=\"{mib}"),
+    ];
+    let bound = routex::router::MAX_MESSAGE_BYTES;
+    for value in &values {
+        let rejection = router
+            .resolve("m1", None, Some(value.as_bytes()))
+            .unwrap_err();
+        assert!(
+            rejection.message.len() <= bound,
+            "{}",
+            rejection.message.len()
+        );
+        assert!(rejection.body_json().len() <= bound + 64);
+    }
+    let unknown = router
+        .resolve("m1", None, Some(mib.as_bytes()))
+        .unwrap_err();
+    assert!(
+        unknown.message.starts_with("unknown routing method 'qqq"),
+        "{}",
+        unknown.message
+    );
+    assert!(
+        unknown.message.contains(routex::router::ECHO_MARKER),
+        "{}",
+        unknown.message
+    );
+    let lines = CAPTURE.0.lock().unwrap().clone();
+    let longest = lines.iter().map(|(_, l)| l.len()).max().unwrap_or(0);
+    // The line is its fixed words (under 100 bytes) and the message.
+    assert!(longest <= bound + 100, "a log line of {longest} bytes");
+}
+
+#[test]
+fn echoes_of_client_text_are_cut_at_a_character_boundary_with_the_marker() {
+    use routex::router::{bounded_echo, ECHO_MARKER};
+    assert_eq!(bounded_echo("short", 16), "short");
+    let accents = "é".repeat(100);
+    let cut = bounded_echo(&accents, 40);
+    assert!(cut.len() <= 40, "{cut}");
+    assert!(
+        cut.ends_with(" bytes]") && cut.contains(ECHO_MARKER),
+        "{cut}"
+    );
+    let kept = cut.split(ECHO_MARKER).next().unwrap();
+    let cut_bytes: usize = cut[kept.len() + ECHO_MARKER.len()..]
+        .trim_end_matches(" bytes]")
+        .parse()
+        .unwrap();
+    assert_eq!(kept.len() + cut_bytes, 200, "the count says what was cut");
+    // Header errors name the header, never echo the value: 1 MiB values
+    // give the same short messages.
+    let mib = vec![b'7'; 1 << 20];
+    for name in [
+        "x-input-tokens",
+        "x-max-wait-ms",
+        "x-priority",
+        "x-request-slo-ms",
+        "x-model",
+        "x-request-id",
+    ] {
+        let get = |n: &str| -> Option<&[u8]> {
+            match n {
+                n if n == name => Some(&mib),
+                "x-request-id" => Some(b"r"),
+                "x-model" => Some(b"m"),
+                "x-input-tokens" => Some(b"1"),
+                _ => None,
+            }
+        };
+        if let Err(rejection) = routex::router::RequestHeaders::parse(get) {
+            assert!(
+                rejection.message.len() <= 128,
+                "{name}: {}",
+                rejection.message
+            );
+        }
+    }
 }
