@@ -1,9 +1,15 @@
 //! The proxy's front end: `POST /v1/completions` routed to a backend by
 //! routex's async driver (`router::Driver`: the routing loop with its
 //! waits, retries and exclusions), `POST /v1/heartbeat` feeding the
-//! candidate views, `GET /metrics` with the router's metrics in the
-//! Prometheus text format (routex's `RouterCollector` in a
-//! prometheus-client registry).
+//! candidate views, `GET /metrics` with the router's metrics (routex's
+//! `RouterCollector` in a prometheus-client registry) in OpenMetrics to a
+//! scraper that asks for it, else in the Prometheus text format.
+//!
+//! A request's reservation ends when its response has been delivered
+//! whole (`Completion::Complete`: the slot frees at once) or is kept for
+//! the backend's next heartbeat (`Completion::Keep`, stargate's
+//! semantics). Client text in log lines and bodies is cut to
+//! `routex::router::MAX_MESSAGE_BYTES`.
 //!
 //! One candidate view per model (`router::ModelViews`): a backend's
 //! heartbeat registers it, with its rates, for the models it serves, and
@@ -24,16 +30,20 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::routing::{get, post};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::{Frame, SizeHint};
 use prometheus_client::registry::Registry;
 use routex::ir::RouteTable;
 use routex::router::{
-    headers, Driver, HealthOptions, LastClusterHint, ModelViews, Reloaded, RequestHeaders, Routed,
-    Router, RouterCollector, RouterOptions, SharedView,
+    bounded_echo, headers, Driver, HealthOptions, LastClusterHint, ModelViews, Reloaded,
+    RequestHeaders, Reservation, Routed, Router, RouterCollector, RouterOptions, SharedView,
+    MAX_MESSAGE_BYTES,
 };
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
+use std::task::{Context, Poll};
 use std::time::Instant;
 use tokio::net::TcpListener;
 
@@ -72,6 +82,21 @@ struct Shared {
     refused: AtomicU64,
     /// The gateway's last-cluster store, when the proxy plays the gateway.
     sessions: Option<SessionStore>,
+    completion: Completion,
+}
+
+/// When a delivered request stops counting on its backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Completion {
+    /// `Reservation::keep` once the backend answered: the slot is held
+    /// until the backend's next heartbeat (stargate's semantics; the tests
+    /// that pin reservations between heartbeats use it).
+    #[default]
+    Keep,
+    /// `Reservation::complete` once the response body has been delivered
+    /// whole (or the client went away): the slot frees at once. For
+    /// requests shorter than the heartbeat period.
+    Complete,
 }
 
 /// How the proxy judges backend health, whether it plays the gateway, and
@@ -79,6 +104,8 @@ struct Shared {
 #[derive(Clone, Debug, Default)]
 pub struct ProxyOptions {
     pub health: HealthOptions,
+    /// When a delivered request's reservation ends.
+    pub completion: Completion,
     /// The router's target bound and idle window (`RouterOptions`).
     pub router: RouterOptions,
     /// Act as the gateway's last-cluster store; `None`: pass the client's
@@ -98,10 +125,22 @@ impl Proxy {
         let router = Arc::new(Router::with_options(table, options.router));
         let views = ModelViews::new().with_health(options.health);
         let mut registry = Registry::default();
-        registry.register_collector(Box::new(RouterCollector::new(
-            router.clone(),
-            views.clone(),
-        )));
+        registry.register_collector(Box::new(
+            RouterCollector::new(router.clone()).with_model_views(views.clone()),
+        ));
+        // The router's own maintenance (idle targets), on its own schedule:
+        // a scrape only reads.
+        let maintained = Arc::downgrade(&router);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                let Some(router) = maintained.upgrade() else {
+                    break;
+                };
+                router.maintenance();
+            }
+        });
         let proxy = Proxy {
             shared: Arc::new(Shared {
                 driver: Driver::new(router),
@@ -111,6 +150,7 @@ impl Proxy {
                 registry,
                 refused: AtomicU64::new(0),
                 sessions: options.sessions.map(SessionStore::new),
+                completion: options.completion,
             }),
         };
         let app = axum::Router::new()
@@ -168,6 +208,19 @@ impl Proxy {
         Ok(())
     }
 
+    /// Health settings for every view, live ones included (on reload, or
+    /// from an operator).
+    #[allow(dead_code)]
+    pub fn set_health(&self, options: HealthOptions) {
+        self.shared.views.set_health(options);
+    }
+
+    /// The views of every model (tests read their health rows).
+    #[allow(dead_code)]
+    pub fn views(&self) -> &ModelViews {
+        &self.shared.views
+    }
+
     /// The candidate view of `model`, if a backend serves it.
     pub fn view(&self, model: &str) -> Option<SharedView> {
         self.shared.views.get(model)
@@ -200,12 +253,18 @@ impl Proxy {
             &beat.backend,
             beat.registration.into(),
         );
-        views.set_draining(&beat.cluster, &beat.backend, beat.draining);
+        let drained = views.set_draining(&beat.cluster, &beat.backend, beat.draining);
         let reported = views.report(&beat.cluster, &beat.backend, &beat.stats);
-        let errors: Vec<String> = [registered.err(), reported.err()]
+        let ignored = reported
+            .as_ref()
+            .ok()
+            .and_then(|a| a.ignored)
+            .or(registered.ignored);
+        let errors: Vec<String> = [drained.err(), reported.err()]
             .into_iter()
             .flatten()
             .map(|e| e.to_string())
+            .chain(ignored.map(|i| i.to_string()))
             .collect();
         if errors.is_empty() {
             Ok(())
@@ -223,24 +282,59 @@ async fn heartbeat(State(proxy): State<Proxy>, body: Bytes) -> Response<Body> {
     match outcome {
         Ok(()) => plain(StatusCode::NO_CONTENT, String::new()),
         Err(message) => {
+            // serde's message quotes what it refused (an unknown field's
+            // name): cut like every echo of client text.
+            let message = bounded_echo(&message, MAX_MESSAGE_BYTES).into_owned();
             eprintln!("proxy: {message}");
             plain(StatusCode::BAD_REQUEST, message)
         }
     }
 }
 
-/// `GET /metrics`: the Prometheus text exposition format (0.0.4).
-async fn metrics(State(proxy): State<Proxy>) -> Response<Body> {
+/// OpenMetrics' media type, as a scraper names it in `Accept`.
+const OPENMETRICS: &str = "application/openmetrics-text";
+
+/// `GET /metrics`: OpenMetrics 1.0.0 when the scraper's `Accept` names
+/// `application/openmetrics-text` (as Prometheus negotiates), else the
+/// Prometheus text exposition format 0.0.4.
+async fn metrics(State(proxy): State<Proxy>, headers: HeaderMap) -> Response<Body> {
+    let openmetrics = headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|media| {
+            let mut parts = media.split(';').map(str::trim);
+            let named = parts
+                .next()
+                .is_some_and(|m| m.eq_ignore_ascii_case(OPENMETRICS));
+            // `q=0` means "not acceptable".
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    == Some(0.0)
+            });
+            named && !refused
+        });
     let mut text = String::new();
-    if let Err(e) =
-        prometheus_client::encoding::prometheus_text::encode(&mut text, &proxy.shared.registry)
-    {
+    let (encoded, content_type) = if openmetrics {
+        (
+            prometheus_client::encoding::text::encode(&mut text, &proxy.shared.registry),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )
+    } else {
+        (
+            prometheus_client::encoding::prometheus_text::encode(&mut text, &proxy.shared.registry),
+            prometheus_client::encoding::prometheus_text::CONTENT_TYPE,
+        )
+    };
+    if let Err(e) = encoded {
         return plain(StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
     }
     let mut response = plain(StatusCode::OK, text);
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        HeaderValue::from_static(prometheus_client::encoding::prometheus_text::CONTENT_TYPE),
+        HeaderValue::from_static(content_type),
     );
     response
 }
@@ -295,7 +389,19 @@ async fn completions(
                     waited,
                     ..
                 } = routed;
-                reservation.keep();
+                let response = match proxy.shared.completion {
+                    Completion::Keep => {
+                        reservation.keep();
+                        response
+                    }
+                    // The slot frees when the body has gone out whole.
+                    Completion::Complete => response.map(|body| {
+                        Body::new(Completing {
+                            body,
+                            reservation: Some(reservation),
+                        })
+                    }),
+                };
                 if let Some((store, key)) = session.filter(|_| response.status().is_success()) {
                     store.record(
                         parsed.routing_key,
@@ -316,6 +422,7 @@ async fn completions(
                 return annotate(response, annotations);
             }
             Err(e) => {
+                let e = bounded_echo(&e, MAX_MESSAGE_BYTES);
                 eprintln!("proxy: {}/{} failed: {e}", routed.cluster, routed.backend);
                 // Releases its reservation and counts a failure of the
                 // backend (consecutive ones eject it); that backend is not
@@ -374,4 +481,49 @@ fn plain(status: StatusCode, text: String) -> Response<Body> {
     let mut response = Response::new(Body::from(text));
     *response.status_mut() = status;
     response
+}
+
+/// A response body that completes its request's reservation when it ends
+/// (or is dropped: the client went away, the backend has had it).
+struct Completing {
+    body: Body,
+    reservation: Option<Reservation>,
+}
+
+impl Completing {
+    fn complete(&mut self) {
+        if let Some(reservation) = self.reservation.take() {
+            reservation.complete();
+        }
+    }
+}
+
+impl http_body::Body for Completing {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.body.is_end_stream() {
+            self.complete();
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Completing {
+    fn drop(&mut self) {
+        self.complete();
+    }
 }

@@ -67,9 +67,12 @@ async fn main() -> Result<(), String> {
     for line in warnings.to_string().lines() {
         eprintln!("warning: {line}");
     }
-    // Reports expire after 3 missed heartbeats (250 ms each, below).
+    // Reports expire after 3 missed heartbeats (250 ms each, below). The
+    // fake engines answer in 50 ms, well within one heartbeat: a request
+    // frees its slot when its answer is delivered, not at the next report.
     let options = front::ProxyOptions {
         health: routex::router::HealthOptions::for_heartbeat(Duration::from_millis(250)),
+        completion: front::Completion::Complete,
         sessions: None,
         router: routex::router::RouterOptions::default(),
     };

@@ -396,6 +396,8 @@ async fn health_fleet(clock: &Arc<ManualClock>) -> Fleet {
         stats_ttl: Some(Duration::from_secs(1)),
         consecutive_failures: 2,
         base_ejection: Duration::from_secs(10),
+        // Ejections end by time here (tests/proxy/health.rs has the probe).
+        probe_after: None,
         ..HealthOptions::default()
     }
     .with_clock(clock.clone());
