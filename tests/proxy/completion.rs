@@ -24,7 +24,8 @@ struct Outcome {
     sleeps: f64,
     /// Requests answered per second of wall time.
     rate: f64,
-    /// Requests that waited in the routing loop (x-routex-waited-ms > 0).
+    /// Requests whose routing took a millisecond or more
+    /// (x-routex-waited-ms > 0): waits, and decisions slowed by the load.
     waited: usize,
 }
 
@@ -98,14 +99,15 @@ fn finished_requests_free_their_slots_when_completed() {
             "completion: complete {:.0} req/s, {} sleeps, {} waited; keep {:.0} req/s, {} sleeps, {} waited",
             complete.rate, complete.sleeps, complete.waited, keep.rate, keep.sleeps, keep.waited
         );
+        // No routing-loop sleep at all. (`waited` is not asserted: on a
+        // loaded machine a decision alone can take a millisecond.)
         assert_eq!(
             complete.sleeps, 0.0,
             "no routing-loop wait from finished requests"
         );
-        assert_eq!(complete.waited, 0);
         // The same load with the slots held until the next heartbeat:
         // 24 slots per 200 ms cannot carry 16 clients at 50 ms.
         assert!(keep.sleeps > 0.0, "keep holds finished requests' slots");
-        assert!(keep.waited > 0);
+        assert!(keep.waited > 10, "{}", keep.waited);
     });
 }

@@ -167,11 +167,12 @@ pub(super) struct Backend {
     total_input: u64,
     rtt_ms: Option<f64>,
     pub(super) pending: Vec<Pending>,
-    /// Reservations its last report cleared whose request has not
-    /// completed ([`CandidateView::complete`]): that report counted them.
-    counted: Vec<Pending>,
     /// The view's report sequence number of its last report.
     last_report: u64,
+    /// The reservation sequence number when its last report arrived: a
+    /// reservation at or below it was in flight for that report, which
+    /// counted its request ([`CandidateView::complete`]).
+    reported_through: u64,
     /// Eligibility across requests (health.rs).
     pub(super) health: BackendHealth,
 }
@@ -189,8 +190,8 @@ impl Backend {
             total_input: 0,
             rtt_ms: None,
             pending: Vec::new(),
-            counted: Vec::new(),
             last_report: 0,
+            reported_through: 0,
             health,
         }
     }
@@ -614,9 +615,9 @@ impl CandidateView {
         b.queued_input = stats.queued_input_size;
         b.total_input = stats.total_query_input_size;
         // The report counts the requests in flight: their reservations
-        // end, and are remembered until they complete or the next report.
-        std::mem::swap(&mut b.counted, &mut b.pending);
+        // end (a completion afterwards takes one off its count).
         b.pending.clear();
+        b.reported_through = self.next_seq;
         self.reports += 1;
         b.last_report = self.reports;
         c.scoped_report = self.reports;
@@ -752,27 +753,21 @@ impl CandidateView {
         if self.remove_pending(id) {
             return true;
         }
-        let counted = |c: usize, b: usize| {
-            let backend = self.clusters.get(c)?.backends.get(b)?;
-            backend.counted.iter().position(|p| p.seq == id.seq)
-        };
-        let at = counted(id.cluster(), id.backend())
-            .map(|i| (id.cluster(), id.backend(), i))
-            .or_else(|| {
-                // After a membership change moved the backend: a scan.
-                (0..self.clusters.len()).find_map(|c| {
-                    (0..self.clusters[c].backends.len())
-                        .find_map(|b| counted(c, b).map(|i| (c, b, i)))
-                })
-            });
-        let Some((c, b, i)) = at else {
+        // Cleared by a report: the backend is where the reservation was
+        // made unless membership changed since (then nothing is known).
+        if id.epoch != self.membership {
+            return false;
+        }
+        let (c, b) = (id.cluster(), id.backend());
+        let Some(cluster) = self.clusters.get_mut(c) else {
             return false;
         };
-        let cluster = &mut self.clusters[c];
-        let backend = &mut cluster.backends[b];
-        backend.counted.swap_remove(i);
-        // Only the report the cluster's running count is from counted it.
-        if backend.last_report != cluster.scoped_report {
+        let Some(backend) = cluster.backends.get(b) else {
+            return false;
+        };
+        // Only the report the cluster's running count is from, and only if
+        // the request was in flight when it was taken.
+        if id.seq > backend.reported_through || backend.last_report != cluster.scoped_report {
             return false;
         }
         cluster.completed = cluster.completed.saturating_add(1);

@@ -384,6 +384,17 @@ fn complete_frees_the_slot_at_once_and_counts_a_success() {
     assert_eq!(running(&shared), 1);
     shared.report("a", "a-1", &report(3)).unwrap();
     assert_eq!(running(&shared), 3, "a new report is the truth again");
+    // A request that two reports counted comes off the latest one's count.
+    let long = shared.reserve(0, 0, 0, 10).unwrap();
+    shared.report("a", "a-1", &report(2)).unwrap();
+    shared.report("a", "a-1", &report(2)).unwrap();
+    long.complete();
+    assert_eq!(running(&shared), 1);
+    // One reserved after the latest report is only pending: released.
+    let fresh = shared.reserve(0, 0, 0, 10).unwrap();
+    assert_eq!(running(&shared), 2);
+    fresh.complete();
+    assert_eq!(running(&shared), 1);
     // A success: one failure, then a completion, then one more failure
     // does not eject (threshold 2).
     assert_eq!(
