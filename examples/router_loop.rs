@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 const OPERATIONS: &str =
     "reference | resolve-hit | route-pww | route-pww-sessions | route-pww-returning | route-pww-primary | \
-route-pww-returning-primary | route-view | stats-report | \
+route-pww-returning-primary | route-view | route-shared-view | stats-report | \
 new-key-below-cap | new-key-past-cap | threads-same-T | threads-own-T (T threads)";
 
 fn main() {
@@ -134,6 +134,28 @@ fn main() {
                         .route(r, view.snapshots(), &mut rng, &mut scratch)
                         .ok(),
                 );
+            }
+        }
+        "route-shared-view" => {
+            // What the async driver does per attempt over a shared view:
+            // the health check (`maintain`), a decision under the read
+            // lock, a reservation, then its release.
+            let router = Router::new(table());
+            let (view, _) = inputs::view(3);
+            let shared = routex::router::SharedView::new(view);
+            for i in 0..n {
+                let r = &requests[i % requests.len()];
+                shared.maintain();
+                let chosen = {
+                    let read = shared.read();
+                    match router.route(r, read.snapshots(), &mut rng, &mut scratch) {
+                        Ok(routex::balancer::Decision::Selected(c)) => Some(c.index),
+                        _ => None,
+                    }
+                };
+                if let Some(c) = chosen {
+                    black_box(shared.reserve(c, 0, 0, 100));
+                }
             }
         }
         "stats-report" => {
