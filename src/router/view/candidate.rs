@@ -13,7 +13,7 @@
 //! every report would miss them on every decision.
 //!
 //! This type is single-owner (`&mut self`), as the simulator drives it;
-//! [`super::SharedView`] wraps it for request threads.
+//! [`crate::router::SharedView`] wraps it for request threads.
 
 use crate::balancer::{ClusterSnapshot, Membership};
 use crate::ir::Algorithm;
@@ -31,7 +31,7 @@ pub enum ReportError {
     /// No cluster with this id is registered.
     UnknownCluster(String),
     /// The cluster has no backend with this id (or, from
-    /// [`super::ModelViews`], no view holds the backend).
+    /// [`crate::router::ModelViews`], no view holds the backend).
     UnknownBackend {
         /// The cluster id given.
         cluster: String,
@@ -81,7 +81,7 @@ impl std::error::Error for ReportError {}
 pub struct Applied {
     /// Views it changed: 0 or 1 from one view (a registration with the
     /// rates already registered changes nothing), the number of views from
-    /// [`super::ModelViews`].
+    /// [`crate::router::ModelViews`].
     pub views: usize,
     /// A float field that was NaN, infinite or negative (or, for a
     /// registered rate, zero), treated as not given while the rest
@@ -100,7 +100,7 @@ impl Applied {
 /// A refused float field of an applied input ([`Applied::ignored`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ignored {
-    /// The field's name in [`super::BackendStats`] or [`BackendRates`].
+    /// The field's name in [`crate::router::BackendStats`] or [`BackendRates`].
     pub field: &'static str,
     /// The refused value.
     pub value: f64,

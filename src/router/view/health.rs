@@ -55,7 +55,7 @@ pub struct HealthOptions {
     /// a passed health check only).
     pub probe_after: Option<Duration>,
     /// The time source for report ages and ejection ends (default: the
-    /// system clock; tests and the simulator pass a [`super::ManualClock`]).
+    /// system clock; tests and the simulator pass a [`crate::router::ManualClock`]).
     pub clock: Arc<dyn Clock>,
 }
 
@@ -151,7 +151,7 @@ impl BackendState {
     pub const NAMES: [&'static str; 5] = ["eligible", "stale", "ejected", "probing", "draining"];
 }
 
-/// What a failed send did to its backend ([`super::Reservation::fail`]).
+/// What a failed send did to its backend ([`crate::router::Reservation::fail`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureOutcome {
     /// Counted towards the consecutive failures; no ejection (yet).
@@ -163,7 +163,7 @@ pub enum FailureOutcome {
 }
 
 /// One backend's health as every view that holds it sees it: a row of
-/// [`super::ModelViews::backend_health`] and of the per-backend metrics.
+/// [`crate::router::ModelViews::backend_health`] and of the per-backend metrics.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackendHealthRow {
     /// The backend's cluster.
@@ -264,7 +264,7 @@ impl Record {
 }
 
 /// The health records of every backend of a set of views (one per
-/// [`super::ModelViews`]; a view made on its own has its own), and an
+/// [`crate::router::ModelViews`]; a view made on its own has its own), and an
 /// epoch that counts their changes so that each view re-reads them before
 /// its next decision.
 #[derive(Debug, Default)]

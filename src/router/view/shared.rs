@@ -13,7 +13,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A shareable candidate view: clone it (an `Arc`) into every request
 /// task and into the code that receives stats reports. `Default` is an
-/// empty view with the default [`super::HealthOptions`] (a model no backend
+/// empty view with the default [`crate::router::HealthOptions`] (a model no backend
 /// serves routes over one: 404 `no_eligible_candidates`).
 ///
 /// Its operations wake waiting requests only when they changed the view:
@@ -21,7 +21,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 /// a drain of a draining backend wakes nobody and takes only the read lock.
 ///
 /// Public: it is what request tasks and the stats reporters share, what
-/// [`super::ModelViews`] holds per model and what the async driver
+/// [`crate::router::ModelViews`] holds per model and what the async driver
 /// decides over.
 #[derive(Clone, Debug, Default)]
 pub struct SharedView {
