@@ -8,7 +8,7 @@
 //! transient, not a capacity.
 
 use crate::kernel::time::Micros;
-use crate::measure::metrics::Record;
+use crate::measure::record::Record;
 
 /// Growth allowed, as a share of the window's requests.
 pub const GROWTH_SHARE: f64 = 0.02;
@@ -83,7 +83,7 @@ pub fn assess(records: &[Record], from: Micros, to: Micros) -> Steadiness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::metrics::Outcome;
+    use crate::measure::record::Outcome;
 
     fn rec(arrival: Micros, finished: Micros) -> Record {
         Record {
