@@ -58,13 +58,13 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
                 "`policies` names them",
             ));
         }
-        if let Some(ms) = o.min_delta_ms.filter(|&ms| ms > super::validate::MAX_MS) {
+        if let Some(ms) = o.min_delta_ms.filter(|&ms| ms > super::limits::MAX_MS) {
             errors.push(Diagnostic::new(
                 Code::InvalidValue,
                 spans.at(&format!("{path}.min_delta_ms")),
                 format!(
                     "`min_delta_ms` must be at most {} ms, got {ms}",
-                    super::validate::MAX_MS
+                    super::limits::MAX_MS
                 ),
             ));
         }

@@ -3,7 +3,7 @@
 //! its own parameters and no other law's, so a parameter given to the
 //! wrong law is an error rather than silently unused.
 
-use super::validate::Err;
+use super::limits::Err;
 use crate::workload::arrival::{ArrivalSpec, HotSetSpec, Law};
 use crate::workload::WorkloadSpec;
 

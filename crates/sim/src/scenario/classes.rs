@@ -2,7 +2,7 @@
 //! key popularity"): shares that add up to 1, and each class's sizes
 //! checked as the workload's are, at the class's own keys.
 
-use super::validate::Err;
+use super::limits::Err;
 use crate::workload::classes::MAX_CLASSES;
 use crate::workload::WorkloadSpec;
 

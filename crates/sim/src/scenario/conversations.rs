@@ -1,10 +1,11 @@
 //! Validation of the scenario's `conversations` object (growing
 //! conversations, docs/simulator.md): each rule reports at its key.
 
-use super::validate::{Err, MAX_HORIZON_S};
+use super::limits::{Err, MAX_HORIZON_S};
 use super::ScenarioFile;
-use crate::workload::conversations::{ConversationSpec, MAX_PLAN_BLOCKS, MAX_TURNS};
+use crate::workload::conversations::{ConversationSpec, MAX_TURNS};
 use crate::workload::sizes::Sizes;
+use crate::workload::MAX_BLOCK_IDS;
 
 /// The largest message or first message, and the longest context, in
 /// tokens; the longest reply.
@@ -145,11 +146,11 @@ pub(super) fn check(f: &ScenarioFile, c: &ConversationSpec, err: &mut Err<'_>) {
     let rate = f.rates_rps.iter().copied().fold(0.0, f64::max);
     let turns = 1.25 * rate * horizon + 1_000.0;
     let per_turn = (c.max_context_tokens / c.block_tokens + 1) as f64;
-    if turns * per_turn > MAX_PLAN_BLOCKS as f64 {
+    if turns * per_turn > MAX_BLOCK_IDS as f64 {
         err(
             "conversations.block_tokens",
             format!(
-                "up to {:.0} prefix blocks at {rate} RPS over {horizon} s (the most is {MAX_PLAN_BLOCKS}): use larger blocks, a shorter context or a shorter run",
+                "up to {:.0} prefix blocks at {rate} RPS over {horizon} s (the most is {MAX_BLOCK_IDS}): use larger blocks, a shorter context or a shorter run",
                 turns * per_turn
             ),
         );

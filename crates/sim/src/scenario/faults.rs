@@ -123,11 +123,11 @@ pub(super) fn check(f: &ScenarioFile, spans: &Spans, errors: &mut Vec<Diagnostic
                 &at("duration_s"),
                 format!("`duration_s` must be finite and > 0, got {d}"),
             ),
-            (_, Some(d)) if d > validate::MAX_HORIZON_S => invalid(
+            (_, Some(d)) if d > super::limits::MAX_HORIZON_S => invalid(
                 &at("duration_s"),
                 format!(
                     "`duration_s` must be at most {} s, got {d}",
-                    validate::MAX_HORIZON_S
+                    super::limits::MAX_HORIZON_S
                 ),
             ),
             _ => {}

@@ -9,6 +9,7 @@ mod classes;
 mod conversations;
 pub mod faults;
 pub mod init;
+mod limits;
 mod profiles;
 pub mod schema;
 mod spans;

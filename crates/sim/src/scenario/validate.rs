@@ -6,21 +6,8 @@ use crate::workload::trace::{Trace, TraceSpec, FORMATS};
 use crate::world::engine::{EngineParams, V1, V2, V3};
 use routex::diag::Diagnostic;
 
-/// The most distinct prefix blocks a workload may have: each engine v2
-/// cache indexes them with one `u32` per id.
-pub const MAX_BLOCK_IDS: u64 = 1 << 24;
-
-/// The longest duration a scenario may give in ms (about 11.6 days): times
-/// in µs then stay far below `u64::MAX` whatever is added to them.
-pub const MAX_MS: u64 = 1_000_000_000;
-/// The longest RTT, relay delay, TTFT base or jitter, in ms.
-const MAX_DELAY_MS: f64 = 1_000_000.0;
-/// The longest run: warmup + measure, in seconds.
-pub const MAX_HORIZON_S: f64 = 1_000_000.0;
-/// The most backends (and routers) a topology may have.
-pub const MAX_BACKENDS: u64 = 10_000;
-/// The longest input-TPS window, in first tokens.
-const MAX_TPS_WINDOW: usize = 10_000;
+use super::limits::{Err, MAX_BACKENDS, MAX_DELAY_MS, MAX_HORIZON_S, MAX_MS, MAX_TPS_WINDOW};
+use crate::workload::MAX_BLOCK_IDS;
 
 fn ms_at_most(err: &mut Err<'_>, key: &str, v: u64) {
     if v > MAX_MS {
@@ -35,9 +22,6 @@ fn ms_at_most(err: &mut Err<'_>, key: &str, v: u64) {
 fn positive(v: f64) -> bool {
     v.is_finite() && v > 0.0
 }
-
-/// Reports one invalid value at the named key.
-pub(super) type Err<'e> = dyn FnMut(&str, String) + 'e;
 
 /// Every numeric and structural rule; each problem goes through `err`.
 pub(super) fn numbers(f: &ScenarioFile, err: &mut Err<'_>) {

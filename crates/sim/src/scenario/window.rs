@@ -8,10 +8,7 @@ use crate::workload::trace::{Repeat, Trace};
 
 /// Most requests one run plans (as for the synthetic workload).
 pub const MAX_RUN_REQUESTS: u64 = 50_000_000;
-/// Most distinct block ids and block references a run's plan may hold
-/// (the trace reader's own limits).
-pub const MAX_BLOCK_IDS: u64 = 1 << 24;
-pub const MAX_BLOCK_REFS: u64 = 64 << 20;
+use crate::workload::{MAX_BLOCK_IDS, MAX_BLOCK_REFS};
 
 /// Why a trace cannot be replayed at `rate_rps` over `horizon_s`, if it
 /// cannot.

@@ -23,10 +23,6 @@ use std::sync::Arc;
 
 /// The most turns one conversation may have (a bound on a geometric draw).
 pub const MAX_TURNS: u32 = 10_000;
-/// The most distinct prefix blocks a conversation plan makes (each engine
-/// v2 cache indexes them with one `u32` per id); past it, later turns get
-/// no new blocks. Validation keeps scenarios well below it.
-pub const MAX_PLAN_BLOCKS: u64 = 1 << 24;
 
 fn default_attempts() -> u32 {
     3
@@ -178,7 +174,7 @@ pub fn start_rate(spec: &ConversationSpec, rate_rps: f64) -> f64 {
 /// times and engine draws; the plan's requests are the first turns.
 pub fn plan(spec: &ConversationSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) -> Plan {
     let rate = start_rate(spec, shape.rate_rps);
-    let router_cdf = super::synthetic::cdf(shape.router_weights.iter().copied());
+    let router_cdf = super::weighted::cdf(shape.router_weights.iter().copied());
     let mut chains = ChainBuilder::new(spec.block_tokens.max(1));
     let mut firsts = Vec::new();
     let mut conversations = Vec::new();
@@ -192,7 +188,7 @@ pub fn plan(spec: &ConversationSpec, shape: &PlanShape<'_>, rng: &mut impl Rng) 
                 break;
             }
             let c = conversations.len() as u32;
-            let router = super::synthetic::pick(&router_cdf, rng.random::<f64>()) as u32;
+            let router = super::weighted::pick(&router_cdf, rng.random::<f64>()) as u32;
             let n = draw_turns(rng, spec.mean_turns);
             let first = spec.first_message_tokens.draw(rng);
             let messages: Vec<u64> = (1..n).map(|_| spec.message_tokens.draw(rng)).collect();
@@ -282,7 +278,7 @@ impl ChainBuilder {
     }
 
     fn fresh(&mut self) -> Option<u32> {
-        (u64::from(self.next_id) < MAX_PLAN_BLOCKS).then(|| {
+        (u64::from(self.next_id) < crate::workload::MAX_BLOCK_IDS).then(|| {
             self.next_id += 1;
             self.next_id - 1
         })

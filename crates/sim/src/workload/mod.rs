@@ -14,10 +14,19 @@ pub mod sessions;
 pub mod sizes;
 pub mod synthetic;
 pub mod trace;
+mod weighted;
 
 pub use synthetic::WorkloadSpec;
 
 use crate::kernel::time::Micros;
+
+/// The most distinct prefix block ids one run's plan may hold: each engine
+/// v2 cache indexes them with one `u32` per id. Every workload (synthetic
+/// keys, traces, conversations) and every check of a scenario reads this.
+pub const MAX_BLOCK_IDS: u64 = 1 << 24;
+/// The most block references (block ids over all requests) one run's plan
+/// may hold.
+pub const MAX_BLOCK_REFS: u64 = 64 << 20;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 
