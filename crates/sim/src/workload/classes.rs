@@ -7,7 +7,7 @@
 //! takes the workload's.
 
 use super::sizes::Sizes;
-use super::synthetic::{cdf, pick};
+use super::weighted::{cdf, pick};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 

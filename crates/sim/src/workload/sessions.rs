@@ -24,7 +24,7 @@
 //! The affinity key is the session's: `s` and the 16 hex digits of the
 //! XXH3-64 of the session id (a bounded size whatever the id's).
 
-use super::trace::{json_line_error, LineError, LineRequest};
+use super::trace::line::{json_line_error, LineError, LineRequest};
 use routex::check::did_you_mean;
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -6,6 +6,7 @@
 use super::arrival::{ArrivalSpec, Arrivals, HotSetSpec};
 use super::classes::{self, KeySizes, SizeClass};
 use super::sizes::Sizes;
+use super::weighted::{cdf, pick};
 use super::{BlockSpan, Plan, PlanShape, PlannedRequest, WorkloadSource};
 use crate::kernel::time::from_secs;
 use rand::Rng;
@@ -79,25 +80,6 @@ impl WorkloadSource for WorkloadSpec {
     fn plan(&self, shape: &PlanShape<'_>, rng: &mut ChaCha8Rng) -> Plan {
         plan(self, shape, rng)
     }
-}
-
-/// Cumulative sums for inverse-CDF draws.
-pub(super) fn cdf(weights: impl Iterator<Item = f64>) -> Vec<f64> {
-    let mut total = 0.0;
-    weights
-        .map(|w| {
-            total += w.max(0.0);
-            total
-        })
-        .collect()
-}
-
-/// Index of the first cumulative value above u x total.
-pub(super) fn pick(cdf: &[f64], u: f64) -> usize {
-    let total = cdf.last().copied().unwrap_or(0.0);
-    let target = u * total;
-    cdf.partition_point(|&c| c <= target)
-        .min(cdf.len().saturating_sub(1))
 }
 
 fn uniform(rng: &mut impl Rng, [lo, hi]: [f64; 2]) -> f64 {
@@ -238,15 +220,5 @@ mod tests {
         let total = z1[1_535];
         assert!((z1[0] / total - 0.022).abs() < 0.001);
         assert!((z1[1_199] / total - 0.902).abs() < 0.001);
-    }
-
-    #[test]
-    fn pick_skips_zero_weights() {
-        let c = cdf([0.0, 1.0, 0.0, 1.0].into_iter());
-        assert_eq!(pick(&c, 0.0), 1);
-        assert_eq!(pick(&c, 0.49), 1);
-        assert_eq!(pick(&c, 0.5), 3);
-        assert_eq!(pick(&c, 0.999), 3);
-        assert_eq!(pick(&[], 0.3), 0);
     }
 }
