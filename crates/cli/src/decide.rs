@@ -329,14 +329,14 @@ fn run_inner(args: &DecideArgs) -> Result<Outcome, String> {
     let table = match &args.config {
         Some(path) => {
             let name = super::input::source_name(path);
-            let target = super::target::for_file(Some(path));
+            let target = super::project::target_for_file(Some(path));
             let table = load_config(&name, &read(path)?, target)?;
             if let Some(model) = &args.model {
                 listed_model(&table, model, &name)?;
             }
             table
         }
-        None => routex::check::permissive_table_for(super::target::for_file(None)),
+        None => routex::check::permissive_table_for(super::project::target_for_file(None)),
     };
     decide(
         table,

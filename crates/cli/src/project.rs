@@ -236,3 +236,12 @@ pub fn configured_target(file: Option<&Path>) -> Option<Target> {
     };
     Project::load(&discover(&dir)?).ok()?.settings.stargate
 }
+
+/// The target for `file` (`None`: the working directory): the command
+/// line's, else the `stargate` of the nearest `routex.toml`, else the
+/// newest (docs/cli.md "Project configuration").
+pub fn target_for_file(file: Option<&std::path::Path>) -> Target {
+    super::target::chosen()
+        .or_else(|| configured_target(file))
+        .unwrap_or(Target::NEWEST)
+}

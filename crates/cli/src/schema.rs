@@ -23,7 +23,7 @@ pub enum SchemaFile {
 
 pub fn run(file: SchemaFile) -> i32 {
     let schema = match file {
-        SchemaFile::LbConfig => lb_config_schema_for(super::target::for_file(None)),
+        SchemaFile::LbConfig => lb_config_schema_for(super::project::target_for_file(None)),
         SchemaFile::RoutexToml => routex_project::schema(),
     };
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();

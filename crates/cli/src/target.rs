@@ -31,12 +31,3 @@ pub fn chosen() -> Option<Target> {
 pub fn get() -> Target {
     chosen().unwrap_or(Target::NEWEST)
 }
-
-/// The target for `file` (`None`: the working directory): the command
-/// line's, else the `stargate` of the nearest `routex.toml`, else the
-/// newest (docs/cli.md "Project configuration").
-pub fn for_file(file: Option<&std::path::Path>) -> Target {
-    chosen()
-        .or_else(|| super::project::configured_target(file))
-        .unwrap_or(Target::NEWEST)
-}

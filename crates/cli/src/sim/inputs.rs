@@ -103,7 +103,7 @@ pub fn init(args: &InitArgs) -> i32 {
     let (table, report) = routex::config::load_table_for(
         &config_name,
         &config_text,
-        crate::target::for_file(Some(&args.config)),
+        crate::project::target_for_file(Some(&args.config)),
     );
     let table = match table {
         Some(t) if !report.has_errors() => t,
