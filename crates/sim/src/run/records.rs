@@ -2,7 +2,8 @@
 
 use super::{RunResult, Sim};
 use crate::kernel::time::Micros;
-use crate::measure::metrics::{self, Outcome, Record};
+use crate::measure::metrics;
+use crate::measure::record::{Outcome, Record};
 use crate::measure::timeline::{Recorder, Sample};
 use crate::world::fleet::{RequestLog, RunDetail};
 use crate::world::pylon::Pylon;

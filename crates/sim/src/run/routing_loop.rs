@@ -5,7 +5,7 @@
 use super::{Sim, SimSettings};
 use crate::kernel::events::{Event, ReqId};
 use crate::kernel::time::to_duration;
-use crate::measure::metrics::Outcome;
+use crate::measure::record::Outcome;
 use crate::routers::park::WaitMode;
 use crate::routers::wait::{after_decision, fast_after_decision, retry, FastStep, Step};
 use crate::routers::Ask;

@@ -8,7 +8,7 @@
 use super::state::Phase;
 use super::Sim;
 use crate::kernel::events::{Event, ReqId};
-use crate::measure::metrics::Outcome;
+use crate::measure::record::Outcome;
 use crate::world::engine::{Action, Job, Timer};
 
 impl Sim<'_> {

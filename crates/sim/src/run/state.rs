@@ -1,7 +1,7 @@
 //! A request's progress through one run.
 
 use crate::kernel::time::Micros;
-use crate::measure::metrics::Outcome;
+use crate::measure::record::Outcome;
 use routex::balancer::SessionState;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
