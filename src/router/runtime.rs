@@ -6,7 +6,7 @@
 use super::arena::{Handle, Targets};
 use super::metrics::counters::{Event, RouterCounters};
 use super::metrics::expression_cache::{CacheOutcome, Counters};
-use super::metrics::sessions::SessionTally;
+use super::metrics::sessions::{self, SessionSelections, SessionTally};
 use super::options::RouterOptions;
 use super::rejection::{bounded_echo, Rejection, RejectionCode, MAX_MESSAGE_BYTES};
 use super::request::{
@@ -491,4 +491,43 @@ pub(super) fn unknown_method(value: &[u8]) -> Rejection {
             bounded_echo(&String::from_utf8_lossy(value), MAX_MESSAGE_BYTES / 2)
         ),
     )
+}
+
+impl Router {
+    /// Every target's session-selection counts, for the targets whose
+    /// instances classified a request (the six series then exist, at 0).
+    /// Takes each target's read lock in turn; meant for a scrape, not the
+    /// request path.
+    pub fn session_selections(&self) -> Vec<SessionSelections> {
+        let mut out: Vec<SessionSelections> = Vec::new();
+        for handle in self.targets.handles() {
+            let Some(target) = self.targets.slot(handle.index) else {
+                continue;
+            };
+            let slot = target.read();
+            let Some((model, routing_key)) = &slot.key else {
+                continue;
+            };
+            if slot.generation != handle.generation {
+                continue;
+            }
+            let first = out.len();
+            for instance in &slot.instances {
+                let Some(counts) = instance.balancer.session_selections() else {
+                    continue;
+                };
+                let algorithm = instance.definition.policy.algorithm;
+                match out[first..].iter_mut().find(|s| s.algorithm == algorithm) {
+                    Some(row) => sessions::add(&mut row.counts, &counts),
+                    None => out.push(SessionSelections {
+                        model: model.to_string(),
+                        routing_key: routing_key.as_deref().map(str::to_string),
+                        algorithm,
+                        counts,
+                    }),
+                }
+            }
+        }
+        out
+    }
 }

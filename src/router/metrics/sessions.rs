@@ -10,7 +10,6 @@ use crate::balancer::{
     SESSION_ALGORITHMS,
 };
 use crate::ir::Algorithm;
-use crate::router::runtime::Router;
 use crate::sync::{stripe_of_this_thread, STRIPES};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -106,46 +105,8 @@ impl SessionTally {
     }
 }
 
-impl Router {
-    /// Every target's session-selection counts, for the targets whose
-    /// instances classified a request (the six series then exist, at 0).
-    /// Takes each target's read lock in turn; meant for a scrape, not the
-    /// request path.
-    pub fn session_selections(&self) -> Vec<SessionSelections> {
-        let mut out: Vec<SessionSelections> = Vec::new();
-        for handle in self.targets.handles() {
-            let Some(target) = self.targets.slot(handle.index) else {
-                continue;
-            };
-            let slot = target.read();
-            let Some((model, routing_key)) = &slot.key else {
-                continue;
-            };
-            if slot.generation != handle.generation {
-                continue;
-            }
-            let first = out.len();
-            for instance in &slot.instances {
-                let Some(counts) = instance.balancer.session_selections() else {
-                    continue;
-                };
-                let algorithm = instance.definition.policy.algorithm;
-                match out[first..].iter_mut().find(|s| s.algorithm == algorithm) {
-                    Some(row) => add(&mut row.counts, &counts),
-                    None => out.push(SessionSelections {
-                        model: model.to_string(),
-                        routing_key: routing_key.as_deref().map(str::to_string),
-                        algorithm,
-                        counts,
-                    }),
-                }
-            }
-        }
-        out
-    }
-}
-
-fn add(total: &mut SessionCounts, counts: &SessionCounts) {
+/// Adds one instance's counts to a target's row.
+pub(in crate::router) fn add(total: &mut SessionCounts, counts: &SessionCounts) {
     for (row, counts) in total.iter_mut().zip(counts) {
         for (t, c) in row.iter_mut().zip(counts) {
             *t = t.wrapping_add(*c);
