@@ -39,6 +39,9 @@ use crate::workload::BlockSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, VecDeque};
 
+mod key_cache;
+use key_cache::KeyCache;
+
 /// The batched engine's parameters; the defaults are stargate's documented
 /// preset (an H100 serving Llama-3.1-8B FP8 at TP1, an estimate: about
 /// 163 tokens/s per sequence with 25 running, about 20k prefill tokens/s
@@ -64,145 +67,6 @@ impl Default for BatchedParams {
             step_decode_ms_per_seq: 0.085,
             step_prefill_ms_per_token: 0.05,
         }
-    }
-}
-
-/// One cached key of a worker.
-#[derive(Clone, Copy, Debug, Default)]
-struct Entry {
-    tokens: u64,
-    pins: u32,
-    last_used: u64,
-}
-
-/// A worker's prefix cache: one entry per key, LRU over unpinned entries.
-#[derive(Clone, Debug, Default)]
-struct KeyCache {
-    /// By key index, grown on demand (key indexes are dense).
-    entries: Vec<Entry>,
-    /// (last_used, key) of every unpinned entry with tokens.
-    lru: BTreeSet<(u64, u32)>,
-    used: u64,
-    clock: u64,
-    evictions: u64,
-    /// When KV events are logged: (key, true) when a key's entry appears,
-    /// (key, false) when it is evicted, in order.
-    changes: Option<Vec<(u32, bool)>>,
-    /// By key: the blocks of the prompt its entry holds (with prefix
-    /// blocks only; grown on demand).
-    spans: Vec<BlockSpan>,
-}
-
-impl KeyCache {
-    fn tokens(&self, key: u32) -> u64 {
-        self.entries.get(key as usize).map_or(0, |e| e.tokens)
-    }
-
-    fn entry(&mut self, key: u32) -> &mut Entry {
-        let i = key as usize;
-        if self.entries.len() <= i {
-            self.entries.resize(i + 1, Entry::default());
-        }
-        &mut self.entries[i]
-    }
-
-    fn pin(&mut self, key: u32) {
-        if key == NO_KEY {
-            return;
-        }
-        let e = *self.entry(key);
-        if e.pins == 0 {
-            self.lru.remove(&(e.last_used, key));
-        }
-        self.entry(key).pins += 1;
-    }
-
-    /// Drops a pin; `touch` makes the entry the most recent.
-    fn unpin(&mut self, key: u32, touch: bool) {
-        if key == NO_KEY {
-            return;
-        }
-        self.clock += 1;
-        let clock = self.clock;
-        let e = self.entry(key);
-        e.pins = e.pins.saturating_sub(1);
-        if touch {
-            e.last_used = clock;
-        }
-        let (pins, tokens, last) = (e.pins, e.tokens, e.last_used);
-        if pins == 0 && tokens > 0 {
-            self.lru.insert((last, key));
-        }
-    }
-
-    /// Grows a pinned key's entry to `to` tokens; returns the growth.
-    fn grow(&mut self, key: u32, to: u64) -> u64 {
-        if key == NO_KEY {
-            return 0;
-        }
-        let e = self.entry(key);
-        let was_empty = e.tokens == 0;
-        let growth = to.saturating_sub(e.tokens);
-        e.tokens += growth;
-        self.used += growth;
-        if was_empty && growth > 0 {
-            if let Some(changes) = &mut self.changes {
-                changes.push((key, true));
-            }
-        }
-        growth
-    }
-
-    /// Evicts the least recent unpinned entry; false when none is left.
-    fn evict_one(&mut self) -> bool {
-        let Some((_, key)) = self.lru.pop_first() else {
-            return false;
-        };
-        let e = self.entry(key);
-        let tokens = std::mem::take(&mut e.tokens);
-        self.used -= tokens;
-        self.evictions += 1;
-        if let Some(changes) = &mut self.changes {
-            changes.push((key, false));
-        }
-        true
-    }
-
-    fn span(&self, key: u32) -> BlockSpan {
-        self.spans.get(key as usize).copied().unwrap_or_default()
-    }
-
-    fn set_span(&mut self, key: u32, span: BlockSpan) {
-        let i = key as usize;
-        if self.spans.len() <= i {
-            self.spans.resize(i + 1, BlockSpan::default());
-        }
-        self.spans[i] = span;
-    }
-
-    /// Cuts a key's entry to `to` tokens (the prompt it held was left);
-    /// an entry cut to nothing is gone, as evicted.
-    fn shrink(&mut self, key: u32, to: u64) {
-        let e = self.entry(key);
-        let cut = e.tokens.saturating_sub(to);
-        if cut == 0 {
-            return;
-        }
-        e.tokens -= cut;
-        let gone = e.tokens == 0;
-        self.used -= cut;
-        if gone {
-            if let Some(changes) = &mut self.changes {
-                changes.push((key, false));
-            }
-        }
-    }
-
-    /// Caches `tokens` for an unpinned key outright (warm starts).
-    fn put(&mut self, key: u32, tokens: u64) {
-        self.pin(key);
-        self.grow(key, tokens);
-        self.unpin(key, true);
     }
 }
 
