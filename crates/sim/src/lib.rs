@@ -4,17 +4,10 @@
 //! stats agents, the engines and the clients; it never decides a route
 //! itself.
 //!
-//! Codemap, one folder per role: [`scenario`] (the file, validation,
-//! policies) -> [`sweep`] (the run matrix on threads, run order, shards)
-//! -> `run` (one run's event loop) -> [`measure`] (metrics, steady state,
-//! timelines) -> [`report`] (files, table, plots). A run plugs together
-//! the simulated world (`world`: engines behind the `EngineModel` trait,
-//! Pylons, topology, fleet changes), the workload (`workload`: where
-//! requests come from) and the simulated routers (`routers`: the routex
-//! core and the peers' routers, each a `SimRouter`), on the kernel's
-//! virtual time, random streams and event queue (`kernel`). [`search`]
-//! runs many sweeps: `sim capacity` and `sim tune`. [`bench`](mod@bench) reads
-//! stargate-bench files.
+//! The code map (one folder per role: the scenario, the workload, the
+//! simulated world, the simulated routers, one run, measurement,
+//! reporting, sweeps and searches) is ARCHITECTURE.md's section "The
+//! simulator".
 //!
 //! The public surface is [`scenario`], [`sweep`], [`measure`],
 //! [`report`], [`search`], [`bench`](mod@bench), [`WaitMode`] and a run's
